@@ -1,0 +1,64 @@
+// Loading a model and running it.
+//
+//   hetsched::Session s = hetsched::Session::load("model.onnx");
+//   auto outputs = s.run({{"input", tensor}});
+//
+// A model is an .onnx path or "zoo:NAME" (see zoo.h). Loading parses the file
+// with ONNX's own protobuf library, runs ONNX's checker and shape inference,
+// imports the graph, checks every node against the kernels (an unknown op or
+// an unsupported attribute is an Error at load, never at run), then applies
+// the load-time optimisations: constant folding, Identity/Dropout removal and
+// BatchNormalization folded into a preceding Conv.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "hetsched/graph.h"
+
+namespace hetsched {
+
+using TensorMap = std::map<std::string, Tensor>;
+
+struct LoadOptions {
+  // Fixes free (symbolic or unknown) dims of graph inputs, e.g.
+  // {"input", {1, 3, 224, 224}}; a fixed dim that disagrees is an error.
+  std::map<std::string, Shape> input_shapes;
+  bool optimize = true;
+  // Model parameters for zoo models, e.g. {"layers", "2"} for zoo:bert.
+  std::map<std::string, std::string> zoo_params;
+};
+
+// Loads and checks a model; throws hetsched::Error.
+Graph load_model(const std::string& model, const LoadOptions& options = {});
+
+// Serialized ONNX ModelProto of `model` as given (zoo models are built; files
+// are read and checked), without hetsched's own optimisations.
+std::string model_to_onnx_bytes(const std::string& model, const LoadOptions& options = {});
+
+// Parses "input=1x3x224x224" into (name, shape); throws kUsage when malformed.
+std::pair<std::string, Shape> parse_shape_override(const std::string& text);
+
+class Session {
+ public:
+  explicit Session(Graph graph);
+  static Session load(const std::string& model, const LoadOptions& options = {});
+
+  const Graph& graph() const { return graph_; }
+
+  // Runs the graph once. Every graph input must be given, with a dtype and a
+  // shape matching the graph's (unknown dims match anything); an extra or
+  // missing input is an ErrorCode::kInvalidInput naming it. Returns every
+  // graph output by name.
+  TensorMap run(const TensorMap& inputs) const;
+
+  // Deterministic random inputs for every graph input (free dims set to 1):
+  // floats uniform in [-1, 1), integers in [0, 10), bools alternating.
+  TensorMap random_inputs(uint64_t seed = 0) const;
+
+ private:
+  void check_inputs(const TensorMap& inputs) const;
+  Graph graph_;
+};
+
+}  // namespace hetsched

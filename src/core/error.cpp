@@ -1,0 +1,17 @@
+#include "hetsched/error.h"
+
+namespace hetsched {
+
+const char* error_code_name(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kUsage: return "usage";
+    case ErrorCode::kIo: return "io";
+    case ErrorCode::kInvalidModel: return "invalid-model";
+    case ErrorCode::kUnsupported: return "unsupported";
+    case ErrorCode::kInvalidInput: return "invalid-input";
+    case ErrorCode::kRuntime: return "runtime";
+  }
+  return "unknown";
+}
+
+}  // namespace hetsched

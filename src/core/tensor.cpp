@@ -1,0 +1,131 @@
+#include "hetsched/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace hetsched {
+
+size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::kUndefined: return 0;
+    case DType::kFloat32: return 4;
+    case DType::kFloat64: return 8;
+    case DType::kFloat16: return 2;
+    case DType::kInt8: return 1;
+    case DType::kUInt8: return 1;
+    case DType::kInt16: return 2;
+    case DType::kInt32: return 4;
+    case DType::kInt64: return 8;
+    case DType::kBool: return 1;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::kUndefined: return "undefined";
+    case DType::kFloat32: return "float32";
+    case DType::kFloat64: return "float64";
+    case DType::kFloat16: return "float16";
+    case DType::kInt8: return "int8";
+    case DType::kUInt8: return "uint8";
+    case DType::kInt16: return "int16";
+    case DType::kInt32: return "int32";
+    case DType::kInt64: return "int64";
+    case DType::kBool: return "bool";
+  }
+  return "unknown";
+}
+
+std::string shape_to_string(const Shape& shape) {
+  if (shape.empty()) return "scalar";
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += "x";
+    s += shape[i] < 0 ? "?" : std::to_string(shape[i]);
+  }
+  return s;
+}
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  numel_ = 1;
+  for (int64_t d : shape_) {
+    if (d < 0) throw Error(ErrorCode::kRuntime, "tensor shape " + shape_to_string(shape_) + " has a negative dim");
+    if (d != 0 && numel_ > std::numeric_limits<int64_t>::max() / d)
+      throw Error(ErrorCode::kRuntime, "tensor shape " + shape_to_string(shape_) + " is too large");
+    numel_ *= d;
+  }
+  size_t bytes = nbytes();
+  // Round up to the alignment, and allocate at least one block so raw() is
+  // never null for a defined tensor.
+  size_t alloc = (bytes + 63) / 64 * 64;
+  if (alloc == 0) alloc = 64;
+  void* p = std::aligned_alloc(64, alloc);
+  if (!p)
+    throw Error(ErrorCode::kRuntime, fmt::format("cannot allocate {} bytes for a {} tensor of shape {}",
+                                                 alloc, dtype_name(dtype_), shape_to_string(shape_)));
+  std::memset(p, 0, alloc);
+  storage_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
+}
+
+void Tensor::check_type(DType wanted) const {
+  if (wanted != dtype_)
+    throw Error(ErrorCode::kRuntime, fmt::format("tensor of dtype {} accessed as {}", dtype_name(dtype_),
+                                                 dtype_name(wanted)));
+}
+
+namespace {
+template <typename Out>
+std::vector<Out> convert_all(const Tensor& t) {
+  std::vector<Out> out(static_cast<size_t>(t.numel()));
+  auto copy = [&](auto* src) {
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<Out>(src[i]);
+  };
+  switch (t.dtype()) {
+    case DType::kFloat32: copy(t.data<float>()); break;
+    case DType::kFloat64: copy(t.data<double>()); break;
+    case DType::kInt8: copy(t.data<int8_t>()); break;
+    case DType::kUInt8: copy(t.data<uint8_t>()); break;
+    case DType::kInt16: copy(t.data<int16_t>()); break;
+    case DType::kInt32: copy(t.data<int32_t>()); break;
+    case DType::kInt64: copy(t.data<int64_t>()); break;
+    case DType::kBool: copy(t.data<bool>()); break;
+    default:
+      throw Error(ErrorCode::kRuntime, std::string("cannot convert a tensor of dtype ") + dtype_name(t.dtype()));
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<int64_t> Tensor::to_int64_vector() const { return convert_all<int64_t>(*this); }
+std::vector<double> Tensor::to_double_vector() const { return convert_all<double>(*this); }
+
+Tensor Tensor::reshaped(Shape shape) const {
+  if (shape_numel(shape) != numel_)
+    throw Error(ErrorCode::kRuntime, "cannot reshape " + shape_to_string(shape_) + " to " + shape_to_string(shape));
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  if (!defined()) return {};
+  Tensor t(dtype_, shape_);
+  std::memcpy(t.raw(), raw(), nbytes());
+  return t;
+}
+
+std::string Tensor::description() const {
+  return std::string(dtype_name(dtype_)) + " " + shape_to_string(shape_);
+}
+
+}  // namespace hetsched

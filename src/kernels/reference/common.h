@@ -1,0 +1,82 @@
+// Helpers shared by the reference kernels: error construction, axis and
+// broadcast arithmetic, dtype checks and dispatch.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.h"
+
+namespace hetsched::kernels {
+
+// Error(kUnsupported, "<node label>: <what>").
+[[noreturn]] void throw_unsupported(const Node& node, const std::string& what);
+// Error(kInvalidModel, "<node label>: <what>").
+[[noreturn]] void throw_invalid(const Node& node, const std::string& what);
+// Error(kRuntime, "<node label>: <what>") — for bad actual inputs at run time.
+[[noreturn]] void throw_runtime(const Node& node, const std::string& what);
+
+// Maps a possibly negative axis into [0, rank); throws naming the node.
+int64_t normalize_axis(const Node& node, int64_t axis, int64_t rank);
+// Numpy-style broadcast of two shapes; throws naming the node when incompatible.
+Shape broadcast_shapes(const Node& node, const Shape& a, const Shape& b);
+// Row-major strides of `shape` (in elements).
+std::vector<int64_t> strides_of(const Shape& shape);
+// Strides to read a tensor of `shape` as if it were broadcast to `out_shape`
+// (0 on broadcast dims); shape is right-aligned against out_shape.
+std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& out_shape);
+
+// Load-time dtype check: each listed input (all inputs when `which` is empty)
+// whose dtype is known must be one of `allowed`; else throws kUnsupported:
+// "Relu 'r1': input 0 'x' has dtype float16; supported: float32".
+void check_input_dtypes(const Node& node, const Graph& graph, std::initializer_list<DType> allowed,
+                        std::vector<size_t> which = {});
+// Same for outputs (e.g. Cast's `to`, ConstantOfShape's value).
+void check_output_dtypes(const Node& node, const Graph& graph, std::initializer_list<DType> allowed);
+
+// Requires inputs[index] to be present; returns it.
+const Tensor& required_input(const Node& node, const std::vector<const Tensor*>& inputs, size_t index);
+// Optional input as int64 values (from int32/int64 tensors); empty when absent.
+std::vector<int64_t> optional_int64_input(const std::vector<const Tensor*>& inputs, size_t index);
+
+// Calls fn(T{}) with T the C++ type of `dtype`, for the dtypes in the list;
+// otherwise throws kUnsupported naming the node.
+template <typename Fn>
+auto dispatch_float(const Node& node, DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::kFloat32: return fn(float{});
+    case DType::kFloat64: return fn(double{});
+    default: throw_unsupported(node, std::string("dtype ") + dtype_name(dtype) + " is not supported");
+  }
+}
+
+template <typename Fn>
+auto dispatch_numeric(const Node& node, DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::kFloat32: return fn(float{});
+    case DType::kFloat64: return fn(double{});
+    case DType::kInt8: return fn(int8_t{});
+    case DType::kUInt8: return fn(uint8_t{});
+    case DType::kInt16: return fn(int16_t{});
+    case DType::kInt32: return fn(int32_t{});
+    case DType::kInt64: return fn(int64_t{});
+    default: throw_unsupported(node, std::string("dtype ") + dtype_name(dtype) + " is not supported");
+  }
+}
+
+template <typename Fn>
+auto dispatch_all(const Node& node, DType dtype, Fn&& fn) {
+  if (dtype == DType::kBool) return fn(bool{});
+  return dispatch_numeric(node, dtype, std::forward<Fn>(fn));
+}
+
+constexpr std::initializer_list<DType> kFloatTypes = {DType::kFloat32, DType::kFloat64};
+constexpr std::initializer_list<DType> kNumericTypes = {DType::kFloat32, DType::kFloat64, DType::kInt8,
+                                                        DType::kUInt8,   DType::kInt16,   DType::kInt32,
+                                                        DType::kInt64};
+constexpr std::initializer_list<DType> kAllTypes = {DType::kFloat32, DType::kFloat64, DType::kInt8,
+                                                    DType::kUInt8,   DType::kInt16,   DType::kInt32,
+                                                    DType::kInt64,   DType::kBool};
+
+}  // namespace hetsched::kernels

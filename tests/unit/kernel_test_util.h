@@ -1,0 +1,71 @@
+// Runs one reference kernel on given tensors, for kernel unit tests.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/kernel.h"
+
+namespace hetsched::testing {
+
+inline Attribute attr_int(int64_t v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInt;
+  a.i = v;
+  return a;
+}
+inline Attribute attr_float(float v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kFloat;
+  a.f = v;
+  return a;
+}
+inline Attribute attr_string(std::string v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kString;
+  a.s = std::move(v);
+  return a;
+}
+inline Attribute attr_ints(std::vector<int64_t> v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+inline Attribute attr_floats(std::vector<float> v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kFloats;
+  a.floats = std::move(v);
+  return a;
+}
+
+// Inputs that are undefined Tensors are passed as omitted optional inputs.
+inline std::vector<Tensor> run_reference_op(const std::string& op_type, const std::vector<Tensor>& inputs,
+                                            std::map<std::string, Attribute> attributes = {},
+                                            size_t n_outputs = 1, int64_t opset = 17) {
+  const kernels::ReferenceKernel* kernel = kernels::find_reference_kernel(op_type);
+  if (!kernel) throw Error(ErrorCode::kUnsupported, "no reference kernel for " + op_type);
+  Node node;
+  node.name = "test_" + op_type;
+  node.op_type = op_type;
+  node.opset = opset;
+  node.attributes = std::move(attributes);
+  std::vector<const Tensor*> ptrs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    node.inputs.push_back(inputs[i].defined() ? static_cast<ValueId>(i) : kNoValue);
+    ptrs.push_back(inputs[i].defined() ? &inputs[i] : nullptr);
+  }
+  for (size_t i = 0; i < n_outputs; ++i) node.outputs.push_back(static_cast<ValueId>(inputs.size() + i));
+  return kernel->compute(node, ptrs);
+}
+
+template <typename T>
+std::vector<T> values_of(const Tensor& t) {
+  const T* p = t.data<T>();
+  return std::vector<T>(p, p + t.numel());
+}
+
+}  // namespace hetsched::testing
