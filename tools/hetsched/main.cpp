@@ -1,1 +1,388 @@
-int main() { return 0; }
+// hetsched — the command-line interface.
+//
+// Exit codes: 0 success, 1 error (bad model, input, run failure), 2 usage.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <regex>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "hetsched/session.h"
+#include "hetsched/tensor_io.h"
+#include "kernels/kernel.h"
+#include "zoo/zoo.h"
+
+namespace fs = std::filesystem;
+using namespace hetsched;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Options every command that loads a model shares.
+struct ModelOptions {
+  std::string model;
+  std::vector<std::string> shapes;
+  std::vector<std::string> params;
+  bool no_optimize = false;
+
+  void add_to(CLI::App* cmd) {
+    cmd->add_option("model", model, "model: an .onnx file or zoo:NAME (see `hetsched zoo`)")->required();
+    cmd->add_option("--shape", shapes, "fix a free input dim: NAME=1x3x224x224 (repeatable)");
+    cmd->add_option("--param", params, "zoo model parameter KEY=VALUE, e.g. layers=2 (repeatable)");
+    cmd->add_flag("--no-optimize", no_optimize, "skip load-time graph optimisations");
+  }
+
+  LoadOptions load_options() const {
+    LoadOptions opts;
+    for (const auto& s : shapes) {
+      auto [name, shape] = parse_shape_override(s);
+      opts.input_shapes[name] = shape;
+    }
+    for (const auto& p : params) {
+      auto eq = p.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw Error(ErrorCode::kUsage, fmt::format("--param '{}': expected KEY=VALUE", p));
+      opts.zoo_params[p.substr(0, eq)] = p.substr(eq + 1);
+    }
+    opts.optimize = !no_optimize;
+    return opts;
+  }
+};
+
+double percentile(std::vector<double> sorted, double p) {
+  if (sorted.empty()) return 0;
+  std::sort(sorted.begin(), sorted.end());
+  double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(rank));
+  size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - static_cast<double>(lo));
+}
+
+// ---------------------------------------------------------------- run
+struct RunCommand {
+  ModelOptions model;
+  std::vector<std::string> inputs;
+  std::string output_dir;
+  int iterations = 10;
+  int warmups = 1;
+  std::string json_path;
+  uint64_t seed = 0;
+
+  void add_to(CLI::App& app) {
+    auto* cmd = app.add_subcommand("run", "run a model and report its latency");
+    model.add_to(cmd);
+    cmd->add_option("--input", inputs, "input tensor NAME=FILE (.npy or .pb); random data when omitted (repeatable)");
+    cmd->add_option("--output-dir", output_dir, "write each output as NAME.npy into this folder");
+    cmd->add_option("-n,--iterations", iterations, "timed runs")->check(CLI::NonNegativeNumber)->capture_default_str();
+    cmd->add_option("-w,--warmup", warmups, "untimed warm-up runs after the first run")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    cmd->add_option("--json", json_path, "write the timings as JSON to this file");
+    cmd->add_option("--seed", seed, "seed of the random inputs")->capture_default_str();
+    cmd->callback([this] { exit_code = execute(); });
+  }
+
+  int exit_code = 0;
+
+  int execute() {
+    auto load_start = Clock::now();
+    Session session = Session::load(model.model, model.load_options());
+    double load_ms = ms_since(load_start);
+    const Graph& g = session.graph();
+
+    TensorMap feeds = session.random_inputs(seed);
+    for (const auto& spec : inputs) {
+      auto eq = spec.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw Error(ErrorCode::kUsage, fmt::format("--input '{}': expected NAME=FILE", spec));
+      std::string name = spec.substr(0, eq);
+      if (!feeds.count(name))
+        throw Error(ErrorCode::kUsage, fmt::format("--input {}: the model has no input '{}'", name, name));
+      try {
+        feeds[name] = read_tensor_file(spec.substr(eq + 1));
+      } catch (const Error& e) {
+        throw Error(e.code() == ErrorCode::kUsage ? ErrorCode::kUsage : ErrorCode::kInvalidInput,
+                    fmt::format("--input {}: {}", name, e.what()));
+      }
+    }
+
+    fmt::print("model: {} ({} nodes, {:.2f} GFLOPs), loaded in {:.1f} ms\n", model.model, g.nodes.size(),
+               g.total_flops() / 1e9, load_ms);
+    auto first_start = Clock::now();
+    TensorMap outputs = session.run(feeds);
+    double first_ms = ms_since(first_start);
+    for (int i = 0; i < warmups; ++i) session.run(feeds);
+    std::vector<double> times;
+    auto total_start = Clock::now();
+    for (int i = 0; i < iterations; ++i) {
+      auto start = Clock::now();
+      session.run(feeds);
+      times.push_back(ms_since(start));
+    }
+    double total_ms = ms_since(total_start);
+    double p50 = percentile(times, 50), p90 = percentile(times, 90), p99 = percentile(times, 99);
+    double runs_per_s = iterations > 0 && total_ms > 0 ? iterations / (total_ms / 1000.0) : 0;
+
+    fmt::print("first run: {:.2f} ms\n", first_ms);
+    if (iterations > 0)
+      fmt::print("runs: {}  p50: {:.2f} ms  p90: {:.2f} ms  p99: {:.2f} ms  runs/s: {:.2f}\n", iterations, p50, p90,
+                 p99, runs_per_s);
+    for (const auto& [name, t] : outputs) fmt::print("output {}: {}\n", name, t.description());
+
+    if (!output_dir.empty()) {
+      fs::create_directories(output_dir);
+      for (const auto& [name, t] : outputs) {
+        std::string file = (fs::path(output_dir) / (sanitize(name) + ".npy")).string();
+        write_npy(file, t);
+      }
+      fmt::print("outputs written to {}\n", output_dir);
+    }
+    if (!json_path.empty()) {
+      nlohmann::json j = {{"model", model.model},       {"nodes", g.nodes.size()}, {"load_ms", load_ms},
+                          {"first_run_ms", first_ms},    {"runs", iterations},      {"warmups", warmups},
+                          {"p50_ms", p50},               {"p90_ms", p90},           {"p99_ms", p99},
+                          {"runs_per_s", runs_per_s},    {"times_ms", times}};
+      std::ofstream out(json_path);
+      if (!out) throw Error(ErrorCode::kIo, fmt::format("{}: cannot open for writing", json_path));
+      out << j.dump(2) << "\n";
+    }
+    return 0;
+  }
+
+  // Output names may hold '/' or ':'; file names may not.
+  static std::string sanitize(std::string name) {
+    for (char& c : name)
+      if (c == '/' || c == '\\' || c == ':') c = '_';
+    return name;
+  }
+};
+
+// ---------------------------------------------------------------- export
+struct ExportCommand {
+  ModelOptions model;
+  std::string output;
+  int exit_code = 0;
+
+  void add_to(CLI::App& app) {
+    auto* cmd = app.add_subcommand("export", "write a model (e.g. zoo:resnet50) as an .onnx file");
+    model.add_to(cmd);
+    cmd->add_option("-o,--output", output, "the .onnx file to write")->required();
+    cmd->callback([this] { exit_code = execute(); });
+  }
+
+  int execute() {
+    std::string bytes = model_to_onnx_bytes(model.model, model.load_options());
+    std::ofstream out(output, std::ios::binary);
+    if (!out) throw Error(ErrorCode::kIo, fmt::format("{}: cannot open for writing", output));
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) throw Error(ErrorCode::kIo, fmt::format("{}: write failed", output));
+    fmt::print("wrote {} ({} bytes)\n", output, bytes.size());
+    return 0;
+  }
+};
+
+// ---------------------------------------------------------------- conformance
+struct ConformanceCommand {
+  std::string dir;
+  std::string filter;
+  bool verbose = false;
+  double rtol = 1e-3, atol = 1e-7;
+  int exit_code = 0;
+
+  void add_to(CLI::App& app) {
+    auto* cmd = app.add_subcommand(
+        "conformance", "run ONNX backend node tests (DIR/test_*/model.onnx + test_data_set_*/*.pb)");
+    cmd->add_option("dir", dir, "folder of test cases, e.g. /usr/share/libonnx-testdata/data/node")->required();
+    cmd->add_option("--filter", filter, "only test folders whose name matches this regex");
+    cmd->add_flag("-v,--verbose", verbose, "print every test, and why skipped tests were skipped");
+    cmd->add_option("--rtol", rtol, "relative tolerance")->capture_default_str();
+    cmd->add_option("--atol", atol, "absolute tolerance")->capture_default_str();
+    cmd->callback([this] { exit_code = execute(); });
+  }
+
+  // Empty when equal within tolerance, else what differs.
+  std::string compare(const Tensor& got, const Tensor& want) const {
+    if (got.dtype() != want.dtype())
+      return fmt::format("dtype {} != expected {}", dtype_name(got.dtype()), dtype_name(want.dtype()));
+    if (got.shape() != want.shape())
+      return fmt::format("shape {} != expected {}", shape_to_string(got.shape()), shape_to_string(want.shape()));
+    bool is_float = got.dtype() == DType::kFloat32 || got.dtype() == DType::kFloat64;
+    if (!is_float) {
+      auto a = got.to_int64_vector(), b = want.to_int64_vector();
+      for (size_t i = 0; i < a.size(); ++i)
+        if (a[i] != b[i]) return fmt::format("element {}: {} != expected {}", i, a[i], b[i]);
+      return "";
+    }
+    auto a = got.to_double_vector(), b = want.to_double_vector();
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+      if (std::isinf(a[i]) && a[i] == b[i]) continue;
+      if (!(std::fabs(a[i] - b[i]) <= atol + rtol * std::fabs(b[i])))
+        return fmt::format("element {}: {} != expected {}", i, a[i], b[i]);
+    }
+    return "";
+  }
+
+  // Empty on pass, else why it failed.
+  std::string run_case(const Session& session, const fs::path& data_dir) const {
+    const Graph& g = session.graph();
+    TensorMap feeds;
+    for (size_t i = 0;; ++i) {
+      fs::path file = data_dir / fmt::format("input_{}.pb", i);
+      if (!fs::exists(file)) break;
+      std::string name;
+      Tensor t = read_tensor_pb(file.string(), &name);
+      if (name.empty() || g.find_value(name) == kNoValue) {
+        if (i >= g.inputs.size()) return fmt::format("{} has no graph input to feed", file.filename().string());
+        name = g.values[g.inputs[i]].name;
+      }
+      feeds[name] = t;
+    }
+    TensorMap outputs = session.run(feeds);
+    for (size_t i = 0;; ++i) {
+      fs::path file = data_dir / fmt::format("output_{}.pb", i);
+      if (!fs::exists(file)) break;
+      if (i >= g.outputs.size()) return fmt::format("{} has no graph output", file.filename().string());
+      std::string name = g.values[g.outputs[i]].name;
+      Tensor want = read_tensor_pb(file.string());
+      std::string diff = compare(outputs.at(name), want);
+      if (!diff.empty()) return fmt::format("output '{}': {}", name, diff);
+    }
+    return "";
+  }
+
+  int execute() {
+    if (!fs::is_directory(dir)) throw Error(ErrorCode::kIo, fmt::format("{}: no such folder", dir));
+    std::regex re(filter.empty() ? ".*" : filter);
+    std::vector<fs::path> cases;
+    for (const auto& entry : fs::directory_iterator(dir))
+      if (entry.is_directory() && fs::exists(entry.path() / "model.onnx") &&
+          std::regex_search(entry.path().filename().string(), re))
+        cases.push_back(entry.path());
+    std::sort(cases.begin(), cases.end());
+    int passed = 0, failed = 0, skipped = 0;
+    for (const auto& c : cases) {
+      std::string test = c.filename().string();
+      std::optional<Session> session;
+      try {
+        session.emplace(Session::load((c / "model.onnx").string()));
+      } catch (const Error& e) {
+        if (e.code() == ErrorCode::kUnsupported) {
+          ++skipped;
+          if (verbose) fmt::print("SKIP {}: {}\n", test, e.what());
+          continue;
+        }
+        ++failed;
+        fmt::print("FAIL {}: load: {}\n", test, e.what());
+        continue;
+      }
+      std::string why;
+      std::vector<fs::path> sets;
+      for (const auto& entry : fs::directory_iterator(c))
+        if (entry.is_directory() && entry.path().filename().string().rfind("test_data_set_", 0) == 0)
+          sets.push_back(entry.path());
+      std::sort(sets.begin(), sets.end());
+      for (const auto& set : sets) {
+        try {
+          why = run_case(*session, set);
+        } catch (const std::exception& e) {
+          why = std::string("run: ") + e.what();
+        }
+        if (!why.empty()) {
+          why = set.filename().string() + ": " + why;
+          break;
+        }
+      }
+      if (why.empty()) {
+        ++passed;
+        if (verbose) fmt::print("PASS {}\n", test);
+      } else {
+        ++failed;
+        fmt::print("FAIL {}: {}\n", test, why);
+      }
+    }
+    fmt::print("{} passed, {} failed, {} skipped\n", passed, failed, skipped);
+    return failed == 0 ? 0 : 1;
+  }
+};
+
+// ---------------------------------------------------------------- zoo / ops
+struct ListCommands {
+  void add_to(CLI::App& app) {
+    app.add_subcommand("zoo", "list the built-in models (zoo:NAME)")->callback([] {
+      for (const auto& m : zoo::zoo_models())
+        fmt::print("zoo:{:<14} {}{}\n", m.name, m.description, m.params.empty() ? "" : "  [" + m.params + "]");
+    });
+    app.add_subcommand("ops", "list the ONNX ops the reference kernels run")->callback([] {
+      for (const auto& op : kernels::reference_op_types()) fmt::print("{}\n", op);
+    });
+  }
+};
+
+// ---------------------------------------------------------------- demo
+struct DemoCommand {
+  std::string model = "zoo:googlenet";
+  int iterations = 3;
+  int exit_code = 0;
+
+  void add_to(CLI::App& app) {
+    auto* cmd = app.add_subcommand("demo", "the main job on the embedded default: load, run and time a model");
+    cmd->add_option("model", model, "model (default zoo:googlenet)")->capture_default_str();
+    cmd->add_option("-n,--iterations", iterations, "timed runs")->capture_default_str();
+    cmd->callback([this] { exit_code = execute(); });
+  }
+
+  int execute() {
+    RunCommand run;
+    run.model.model = model;
+    run.iterations = iterations;
+    run.warmups = 0;
+    fmt::print("hetsched demo: {} on the reference CPU kernels, sequential\n", model);
+    return run.execute();
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"hetsched: schedule and run ONNX models across a machine's processing units"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "hetsched 0.1.0");
+  RunCommand run;
+  ExportCommand export_cmd;
+  ConformanceCommand conformance;
+  DemoCommand demo;
+  ListCommands lists;
+  run.add_to(app);
+  export_cmd.add_to(app);
+  conformance.add_to(app);
+  demo.add_to(app);
+  lists.add_to(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  } catch (const Error& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "hetsched: error: {}\n", e.what());
+    return e.code() == ErrorCode::kUsage ? 2 : 1;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "hetsched: error: {}\n", e.what());
+    return 1;
+  }
+  return run.exit_code | export_cmd.exit_code | conformance.exit_code | demo.exit_code;
+}

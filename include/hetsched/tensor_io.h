@@ -1,0 +1,23 @@
+// Reading and writing tensors as files: NumPy .npy and ONNX TensorProto .pb.
+#pragma once
+
+#include <string>
+
+#include "hetsched/tensor.h"
+
+namespace hetsched {
+
+// .npy (format 1.x/2.x, little-endian, C order; dtypes f4 f8 i1 i2 i4 i8 u1
+// b1). Errors name the file and what was expected.
+Tensor read_npy(const std::string& path);
+void write_npy(const std::string& path, const Tensor& tensor);
+
+// A serialized onnx.TensorProto, as in the ONNX test data sets. `name`
+// receives the tensor's name when not null.
+Tensor read_tensor_pb(const std::string& path, std::string* name = nullptr);
+void write_tensor_pb(const std::string& path, const Tensor& tensor, const std::string& name);
+
+// By extension: .npy or .pb.
+Tensor read_tensor_file(const std::string& path);
+
+}  // namespace hetsched

@@ -1,0 +1,77 @@
+// Per-node cost annotations: FLOPs and bytes moved, from static shapes.
+#include <numeric>
+
+#include "hetsched/graph.h"
+
+namespace hetsched {
+
+namespace {
+
+double value_bytes(const Value& v) {
+  if (!v.shape_is_static()) return 0;
+  return static_cast<double>(shape_numel(v.shape)) * static_cast<double>(dtype_size(v.dtype));
+}
+
+double value_numel(const Value& v) { return v.shape_is_static() ? static_cast<double>(shape_numel(v.shape)) : 0; }
+
+// FLOPs of one node; multiply-adds count as 2. Ops not listed count one FLOP
+// per output element (elementwise), shape ops none.
+double node_flops(const Graph& g, const Node& n) {
+  auto in = [&](size_t i) -> const Value* { return n.input(i) == kNoValue ? nullptr : &g.values[n.input(i)]; };
+  const Value* out = n.outputs.empty() || n.outputs[0] == kNoValue ? nullptr : &g.values[n.outputs[0]];
+  double out_numel = out ? value_numel(*out) : 0;
+  const std::string& op = n.op_type;
+  if (op == "Conv" || op == "ConvTranspose") {
+    const Value* w = in(1);
+    if (!w || !w->shape_is_static() || w->shape.size() < 2) return 0;
+    // Conv: each output element is a dot product of Cin/g * prod(k) terms.
+    // ConvTranspose: each input element scatters into Cout/g * prod(k).
+    double kernel = std::accumulate(w->shape.begin() + 2, w->shape.end(), 1.0, std::multiplies<>());
+    if (op == "Conv") return 2.0 * out_numel * static_cast<double>(w->shape[1]) * kernel;
+    const Value* x = in(0);
+    return x ? 2.0 * value_numel(*x) * static_cast<double>(w->shape[1]) * kernel : 0;
+  }
+  if (op == "MatMul" || op == "Gemm") {
+    const Value* a = in(0);
+    if (!a || !a->shape_is_static() || a->shape.empty()) return 0;
+    bool trans_a = op == "Gemm" && n.attr_int("transA", 0) != 0;
+    double k = static_cast<double>(trans_a ? a->shape[0] : a->shape.back());
+    return 2.0 * out_numel * k;
+  }
+  if (op == "Shape" || op == "Size" || op == "Reshape" || op == "Flatten" || op == "Squeeze" ||
+      op == "Unsqueeze" || op == "Identity" || op == "Constant" || op == "Transpose" || op == "Concat" ||
+      op == "Split" || op == "Slice" || op == "Gather" || op == "Expand" || op == "Tile" || op == "Pad")
+    return 0;
+  if (op == "MaxPool" || op == "AveragePool") {
+    auto k = n.attr_ints("kernel_shape");
+    return out_numel * std::accumulate(k.begin(), k.end(), 1.0, std::multiplies<>());
+  }
+  if (op.rfind("Reduce", 0) == 0 || op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+    const Value* x = in(0);
+    return x ? value_numel(*x) : 0;
+  }
+  if (op == "Softmax" || op == "LogSoftmax" || op == "LayerNormalization" || op == "BatchNormalization")
+    return 5.0 * out_numel;
+  return out_numel;
+}
+
+}  // namespace
+
+void Graph::annotate_costs() {
+  for (Node& n : nodes) {
+    n.cost = {};
+    n.cost.flops = node_flops(*this, n);
+    for (ValueId v : n.inputs)
+      if (v != kNoValue) n.cost.bytes_read += value_bytes(values[v]);
+    for (ValueId v : n.outputs)
+      if (v != kNoValue) n.cost.bytes_written += value_bytes(values[v]);
+  }
+}
+
+double Graph::total_flops() const {
+  double total = 0;
+  for (const Node& n : nodes) total += n.cost.flops;
+  return total;
+}
+
+}  // namespace hetsched

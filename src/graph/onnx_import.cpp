@@ -1,0 +1,347 @@
+#include "graph/onnx_import.h"
+
+#include <fstream>
+#include <map>
+#include <queue>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "graph/tensor_proto.h"
+#include "kernels/kernel.h"
+
+namespace hetsched {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMaxOpset = 18;
+
+namespace {
+
+// ONNX's messages span several lines; errors here are one line.
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
+bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+// Pass 1.
+int64_t default_opset(const onnx::ModelProto& model) {
+  int64_t opset = -1;
+  for (const auto& imp : model.opset_import())
+    if (is_default_domain(imp.domain())) opset = imp.version();
+  if (opset < 0) {
+    for (const auto& imp : model.opset_import())
+      throw Error(ErrorCode::kUnsupported,
+                  fmt::format("domain '{}' is not supported (only the default ONNX domain)", imp.domain()));
+    throw Error(ErrorCode::kInvalidModel, "model imports no opset for the default ONNX domain");
+  }
+  if (opset < kMinOpset || opset > kMaxOpset)
+    throw Error(ErrorCode::kUnsupported,
+                fmt::format("opset {} is not supported (supported: {}..{})", opset, kMinOpset, kMaxOpset));
+  return opset;
+}
+
+std::string node_label(const onnx::NodeProto& node, int index) {
+  return fmt::format("{} '{}'", node.op_type(), node.name().empty() ? fmt::format("#{}", index) : node.name());
+}
+
+// Pass 2.
+void check_ops_known(const onnx::GraphProto& graph, int64_t opset) {
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    if (!is_default_domain(node.domain()))
+      throw Error(ErrorCode::kUnsupported,
+                  fmt::format("node {}: domain '{}' is not supported (only the default ONNX domain)",
+                              node_label(node, i), node.domain()));
+    if (kernels::find_reference_kernel(node.op_type())) continue;
+    const auto* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "");
+    if (!schema)
+      throw Error(ErrorCode::kUnsupported, fmt::format("node {}: unknown op '{}' (not in ONNX opset {})",
+                                                       node_label(node, i), node.op_type(), opset));
+    throw Error(ErrorCode::kUnsupported, fmt::format("node {}: op {} (opset {}) is not supported",
+                                                     node_label(node, i), node.op_type(), opset));
+  }
+}
+
+// Pass 3: every input defined; nodes reordered topologically (ONNX requires
+// sorted nodes; we accept any acyclic order and report cycles clearly).
+void check_structure_and_sort(onnx::GraphProto& graph) {
+  std::set<std::string> defined;
+  for (const auto& in : graph.input()) defined.insert(in.name());
+  for (const auto& init : graph.initializer()) defined.insert(init.name());
+  std::map<std::string, int> producer;
+  for (int i = 0; i < graph.node_size(); ++i)
+    for (const auto& out : graph.node(i).output()) {
+      if (out.empty()) continue;
+      if (producer.count(out) || defined.count(out))
+        throw Error(ErrorCode::kInvalidModel, fmt::format("node {}: output '{}' is already defined elsewhere",
+                                                          node_label(graph.node(i), i), out));
+      producer[out] = i;
+    }
+  int n = graph.node_size();
+  std::vector<std::vector<int>> succ(n);
+  std::vector<int> pending(n, 0);
+  for (int i = 0; i < n; ++i) {
+    std::set<int> preds;
+    for (const auto& in : graph.node(i).input()) {
+      if (in.empty() || defined.count(in)) continue;
+      auto it = producer.find(in);
+      if (it == producer.end())
+        throw Error(ErrorCode::kInvalidModel,
+                    fmt::format("node {}: input '{}' is not a graph input, an initializer or any node's output "
+                                "(missing initializer?)",
+                                node_label(graph.node(i), i), in));
+      preds.insert(it->second);
+    }
+    pending[i] = static_cast<int>(preds.size());
+    for (int p : preds) succ[p].push_back(i);
+  }
+  std::priority_queue<int, std::vector<int>, std::greater<>> ready;
+  for (int i = 0; i < n; ++i)
+    if (pending[i] == 0) ready.push(i);
+  std::vector<int> order;
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int s : succ[i])
+      if (--pending[s] == 0) ready.push(s);
+  }
+  if (static_cast<int>(order.size()) != n) {
+    for (int i = 0; i < n; ++i)
+      if (pending[i] > 0)
+        throw Error(ErrorCode::kInvalidModel,
+                    fmt::format("graph has a cycle through node {}", node_label(graph.node(i), i)));
+  }
+  bool sorted = true;
+  for (int i = 0; i < n; ++i) sorted = sorted && order[i] == i;
+  if (sorted) return;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (int i : order) *nodes.Add() = graph.node(i);
+  graph.mutable_node()->Swap(&nodes);
+}
+
+// Pass 3b: external data is read (and its path checked) before ONNX's
+// checker, which would look for the files relative to the working folder.
+void inline_all_external_data(onnx::GraphProto& graph, const fs::path& model_dir) {
+  for (auto& init : *graph.mutable_initializer())
+    inline_external_data(init, model_dir, fmt::format("initializer '{}'", init.name()));
+  for (int i = 0; i < graph.node_size(); ++i)
+    for (auto& attr : *graph.mutable_node(i)->mutable_attribute())
+      if (attr.has_t())
+        inline_external_data(*attr.mutable_t(), model_dir,
+                             fmt::format("node {} attribute '{}'", node_label(graph.node(i), i), attr.name()));
+}
+
+// Pass 5a.
+void apply_shape_overrides(onnx::GraphProto& graph, const std::map<std::string, Shape>& overrides) {
+  std::set<std::string> initializers;
+  for (const auto& init : graph.initializer()) initializers.insert(init.name());
+  for (const auto& [name, shape] : overrides) {
+    onnx::ValueInfoProto* input = nullptr;
+    std::string known;
+    for (auto& in : *graph.mutable_input()) {
+      if (initializers.count(in.name())) continue;
+      known += (known.empty() ? "" : ", ") + in.name();
+      if (in.name() == name) input = &in;
+    }
+    if (!input)
+      throw Error(ErrorCode::kUsage, fmt::format("--shape {}: the model has no input '{}' (inputs: {})", name, name, known));
+    auto* tensor_type = input->mutable_type()->mutable_tensor_type();
+    auto* dims = tensor_type->mutable_shape()->mutable_dim();
+    if (tensor_type->has_shape() && dims->size() != 0 && dims->size() != static_cast<int>(shape.size()))
+      throw Error(ErrorCode::kUsage, fmt::format("--shape {}: the model's input has rank {}, got {}", name,
+                                                 dims->size(), shape_to_string(shape)));
+    for (int d = 0; d < dims->size(); ++d) {
+      const auto& dim = dims->Get(d);
+      if (dim.has_dim_value() && dim.dim_value() != shape[d])
+        throw Error(ErrorCode::kUsage, fmt::format("--shape {}: dim {} is fixed to {} in the model, got {}", name,
+                                                   d, dim.dim_value(), shape[d]));
+    }
+    dims->Clear();
+    for (int64_t d : shape) dims->Add()->set_dim_value(d);
+  }
+}
+
+void read_value_type(Value& value, const onnx::TypeProto& type, const std::string& context) {
+  if (!type.has_tensor_type()) {
+    if (type.value_case() == onnx::TypeProto::VALUE_NOT_SET) return;
+    throw Error(ErrorCode::kUnsupported,
+                fmt::format("{} '{}' is not a tensor (sequence, map and optional values are not supported)",
+                            context, value.name));
+  }
+  const auto& tt = type.tensor_type();
+  if (tt.elem_type() != onnx::TensorProto_DataType_UNDEFINED) {
+    DType dtype = dtype_from_onnx(tt.elem_type());
+    if (dtype == DType::kUndefined || dtype == DType::kFloat16)
+      throw Error(ErrorCode::kUnsupported, fmt::format("{} '{}' has dtype {}, which is not supported", context,
+                                                       value.name, onnx_dtype_name(tt.elem_type())));
+    value.dtype = dtype;
+  }
+  if (tt.has_shape()) {
+    value.has_shape = true;
+    value.shape.clear();
+    value.dim_params.clear();
+    for (const auto& dim : tt.shape().dim()) {
+      value.shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+      value.dim_params.push_back(dim.has_dim_param() ? dim.dim_param() : "");
+    }
+  }
+}
+
+Attribute read_attribute(const onnx::AttributeProto& a, const fs::path& model_dir, const std::string& context) {
+  Attribute out;
+  switch (a.type()) {
+    case onnx::AttributeProto::INT: out.kind = Attribute::Kind::kInt; out.i = a.i(); break;
+    case onnx::AttributeProto::FLOAT: out.kind = Attribute::Kind::kFloat; out.f = a.f(); break;
+    case onnx::AttributeProto::STRING: out.kind = Attribute::Kind::kString; out.s = a.s(); break;
+    case onnx::AttributeProto::INTS:
+      out.kind = Attribute::Kind::kInts;
+      out.ints.assign(a.ints().begin(), a.ints().end());
+      break;
+    case onnx::AttributeProto::FLOATS:
+      out.kind = Attribute::Kind::kFloats;
+      out.floats.assign(a.floats().begin(), a.floats().end());
+      break;
+    case onnx::AttributeProto::STRINGS:
+      out.kind = Attribute::Kind::kStrings;
+      out.strings.assign(a.strings().begin(), a.strings().end());
+      break;
+    case onnx::AttributeProto::TENSOR:
+      out.kind = Attribute::Kind::kTensor;
+      out.t = tensor_from_proto(a.t(), model_dir, context + " attribute '" + a.name() + "'");
+      break;
+    case onnx::AttributeProto::GRAPH:
+    case onnx::AttributeProto::GRAPHS: out.kind = Attribute::Kind::kGraph; break;
+    default:
+      throw Error(ErrorCode::kUnsupported,
+                  fmt::format("{}: attribute '{}' has a type that is not supported ({})", context, a.name(),
+                              onnx::AttributeProto_AttributeType_Name(a.type())));
+  }
+  return out;
+}
+
+// Pass 6.
+Graph build_graph(const onnx::ModelProto& model, const fs::path& model_dir, int64_t opset) {
+  const auto& gp = model.graph();
+  Graph graph;
+  graph.name = gp.name();
+  std::map<std::string, ValueId> by_name;
+  auto value_of = [&](const std::string& name) {
+    auto it = by_name.find(name);
+    if (it != by_name.end()) return it->second;
+    Value v;
+    v.name = name;
+    ValueId id = graph.add_value(std::move(v));
+    by_name[name] = id;
+    return id;
+  };
+
+  for (const auto& init : gp.initializer()) {
+    ValueId id = value_of(init.name());
+    Value& v = graph.values[id];
+    v.initializer = tensor_from_proto(init, model_dir, fmt::format("initializer '{}'", init.name()));
+    v.dtype = v.initializer->dtype();
+    if (v.dtype == DType::kFloat16)
+      throw Error(ErrorCode::kUnsupported, fmt::format("initializer '{}' has dtype float16, which is not supported",
+                                                       init.name()));
+    v.has_shape = true;
+    v.shape = v.initializer->shape();
+  }
+  for (const auto& in : gp.input()) {
+    ValueId id = value_of(in.name());
+    if (graph.values[id].is_constant()) continue;  // IR < 4 lists initializers as inputs
+    read_value_type(graph.values[id], in.type(), "input");
+    graph.inputs.push_back(id);
+  }
+  for (const auto& vi : gp.value_info()) read_value_type(graph.values[value_of(vi.name())], vi.type(), "value");
+  for (const auto& out : gp.output()) {
+    ValueId id = value_of(out.name());
+    read_value_type(graph.values[id], out.type(), "output");
+    graph.outputs.push_back(id);
+  }
+
+  std::set<std::string> node_names;
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const auto& np = gp.node(i);
+    Node node;
+    node.op_type = np.op_type();
+    node.domain = np.domain();
+    node.opset = opset;
+    std::string base = np.name().empty() ? fmt::format("{}_{}", np.op_type(), i) : np.name();
+    node.name = base;
+    for (int k = 1; node_names.count(node.name); ++k) node.name = fmt::format("{}_{}", base, k);
+    node_names.insert(node.name);
+    for (const auto& in : np.input()) node.inputs.push_back(in.empty() ? kNoValue : value_of(in));
+    for (const auto& out : np.output()) node.outputs.push_back(out.empty() ? kNoValue : value_of(out));
+    for (const auto& a : np.attribute()) {
+      if (!a.ref_attr_name().empty())
+        throw Error(ErrorCode::kUnsupported, fmt::format("node {}: attribute references are not supported", node.label()));
+      node.attributes[a.name()] = read_attribute(a, model_dir, "node " + node.label());
+    }
+    graph.add_node(std::move(node));
+  }
+  graph.finalize();
+  // Every node reachable from a graph output is what is run; nodes whose
+  // outputs nobody reads stay (an exporter's dead ends cost little and keep
+  // the graph faithful to the file).
+  for (const Node& node : graph.nodes) {
+    const auto* kernel = kernels::find_reference_kernel(node.op_type);
+    if (kernel->check) kernel->check(node, graph);
+  }
+  return graph;
+}
+
+}  // namespace
+
+onnx::ModelProto read_model_proto(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error(ErrorCode::kIo, fmt::format("{}: no such file", path.string()));
+  if (fs::is_directory(path, ec)) throw Error(ErrorCode::kIo, fmt::format("{}: is a directory, not a model file", path.string()));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorCode::kIo, fmt::format("{}: cannot open for reading", path.string()));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string bytes = buffer.str();
+  if (bytes.empty()) throw Error(ErrorCode::kInvalidModel, fmt::format("{}: file is empty", path.string()));
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes))
+    throw Error(ErrorCode::kInvalidModel,
+                fmt::format("{}: not a valid ONNX model (protobuf parse failed: truncated or not an .onnx file)",
+                            path.string()));
+  if (!model.has_graph())
+    throw Error(ErrorCode::kInvalidModel,
+                fmt::format("{}: not a valid ONNX model (no graph; is this an .onnx file?)", path.string()));
+  return model;
+}
+
+Graph import_model(onnx::ModelProto model, const fs::path& model_dir, const LoadOptions& options) {
+  int64_t opset = default_opset(model);
+  check_ops_known(model.graph(), opset);
+  check_structure_and_sort(*model.mutable_graph());
+  inline_all_external_data(*model.mutable_graph(), model_dir);
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    throw Error(ErrorCode::kInvalidModel, "ONNX checker: " + one_line(e.what()));
+  }
+  apply_shape_overrides(*model.mutable_graph(), options.input_shapes);
+  try {
+    onnx::ShapeInferenceOptions inference(/*check_type=*/true, /*error_mode=*/1, /*enable_data_propagation=*/true);
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), inference);
+  } catch (const std::exception& e) {
+    throw Error(ErrorCode::kInvalidModel, "shape inference: " + one_line(e.what()));
+  }
+  return build_graph(model, model_dir, opset);
+}
+
+}  // namespace hetsched

@@ -1,0 +1,173 @@
+#include "graph/optimize.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "kernels/kernel.h"
+
+namespace hetsched {
+
+namespace {
+void set_constant(Value& value, Tensor tensor) {
+  value.dtype = tensor.dtype();
+  value.has_shape = true;
+  value.shape = tensor.shape();
+  value.dim_params.assign(value.shape.size(), "");
+  value.initializer = std::move(tensor);
+}
+
+bool foldable_shape_query(const Graph& graph, const Node& node) {
+  if (node.op_type != "Shape" && node.op_type != "Size") return false;
+  ValueId in = node.input(0);
+  return in != kNoValue && graph.values[in].shape_is_static();
+}
+}  // namespace
+
+int fold_constants(Graph& graph) {
+  int n_folded = 0;
+  for (Node& node : graph.nodes) {
+    bool all_constant = true;
+    for (ValueId v : node.inputs)
+      if (v != kNoValue && !graph.values[v].is_constant()) all_constant = false;
+    bool shape_query = foldable_shape_query(graph, node);
+    if (!all_constant && !shape_query) continue;
+    const auto* kernel = kernels::find_reference_kernel(node.op_type);
+    if (!kernel) continue;
+    std::vector<Tensor> placeholders;  // Shape/Size only read the input's shape
+    placeholders.reserve(node.inputs.size());
+    std::vector<const Tensor*> inputs;
+    for (ValueId v : node.inputs) {
+      if (v == kNoValue) {
+        inputs.push_back(nullptr);
+      } else if (graph.values[v].is_constant()) {
+        inputs.push_back(&*graph.values[v].initializer);
+      } else {
+        const Value& value = graph.values[v];
+        placeholders.emplace_back(value.dtype == DType::kUndefined ? DType::kFloat32 : value.dtype, value.shape);
+        inputs.push_back(&placeholders.back());
+      }
+    }
+    std::vector<Tensor> outputs = kernel->compute(node, inputs);
+    for (size_t i = 0; i < node.outputs.size(); ++i)
+      if (node.outputs[i] != kNoValue && i < outputs.size()) set_constant(graph.values[node.outputs[i]], outputs[i]);
+    node.op_type.clear();  // dead
+    ++n_folded;
+  }
+  if (n_folded) graph.finalize();
+  return n_folded;
+}
+
+int remove_identities(Graph& graph) {
+  int n_removed = 0;
+  for (Node& node : graph.nodes) {
+    bool is_dropout = node.op_type == "Dropout";
+    if (node.op_type != "Identity" && !is_dropout) continue;
+    if (is_dropout) {
+      ValueId mask = node.outputs.size() > 1 ? node.outputs[1] : kNoValue;
+      if (mask != kNoValue && (!graph.values[mask].consumers.empty() || graph.is_graph_output(mask))) continue;
+      if (node.input(2) != kNoValue) continue;  // training_mode given: leave it to the kernel
+    }
+    ValueId in = node.input(0), out = node.outputs[0];
+    if (in == kNoValue || out == kNoValue) continue;
+    if (graph.is_graph_output(out)) {
+      // The output's name must survive: rename the input to it, when the
+      // input is an internal value nothing else names.
+      Value& src = graph.values[in];
+      if (src.producer == kNoNode || graph.is_graph_output(in) || src.is_constant()) continue;
+      src.name = graph.values[out].name;
+      for (ValueId& o : graph.outputs)
+        if (o == out) o = in;
+    } else {
+      for (NodeId c : graph.values[out].consumers)
+        for (ValueId& v : graph.nodes[c].inputs)
+          if (v == out) v = in;
+    }
+    node.op_type.clear();
+    ++n_removed;
+  }
+  if (n_removed) graph.finalize();
+  return n_removed;
+}
+
+int fold_batch_norm_into_conv(Graph& graph) {
+  int n_folded = 0;
+  for (Node& bn : graph.nodes) {
+    if (bn.op_type != "BatchNormalization" || bn.attr_int("training_mode", 0) != 0) continue;
+    if (bn.outputs.size() > 1) {
+      bool extra_used = false;
+      for (size_t i = 1; i < bn.outputs.size(); ++i)
+        if (bn.outputs[i] != kNoValue) extra_used = true;
+      if (extra_used) continue;
+    }
+    ValueId x = bn.input(0);
+    if (x == kNoValue || graph.values[x].producer == kNoNode) continue;
+    Node& conv = graph.nodes[graph.values[x].producer];
+    if (conv.op_type != "Conv" || graph.values[x].consumers.size() != 1 || graph.is_graph_output(x)) continue;
+    bool params_constant = true;
+    for (size_t i = 1; i < 5; ++i)
+      if (bn.input(i) == kNoValue || !graph.values[bn.input(i)].is_constant()) params_constant = false;
+    ValueId w_id = conv.input(1), b_id = conv.input(2);
+    if (!params_constant || w_id == kNoValue || !graph.values[w_id].is_constant()) continue;
+    if (b_id != kNoValue && !graph.values[b_id].is_constant()) continue;
+    const Tensor& w = *graph.values[w_id].initializer;
+    if (w.dtype() != DType::kFloat32 || w.rank() < 1) continue;
+    int64_t out_channels = w.dim(0);
+    auto scale = graph.values[bn.input(1)].initializer->to_double_vector();
+    auto beta = graph.values[bn.input(2)].initializer->to_double_vector();
+    auto mean = graph.values[bn.input(3)].initializer->to_double_vector();
+    auto var = graph.values[bn.input(4)].initializer->to_double_vector();
+    auto n = static_cast<size_t>(out_channels);
+    if (scale.size() != n || beta.size() != n || mean.size() != n || var.size() != n) continue;
+    std::vector<double> bias(n, 0.0);
+    if (b_id != kNoValue) {
+      bias = graph.values[b_id].initializer->to_double_vector();
+      if (bias.size() != n) continue;
+    }
+    double epsilon = bn.attr_float("epsilon", 1e-5f);
+
+    Tensor new_w(DType::kFloat32, w.shape());
+    Tensor new_b(DType::kFloat32, {out_channels});
+    int64_t per_channel = w.numel() / out_channels;
+    const float* src = w.data<float>();
+    float* dst = new_w.data<float>();
+    for (size_t o = 0; o < n; ++o) {
+      double s = scale[o] / std::sqrt(var[o] + epsilon);
+      for (int64_t k = 0; k < per_channel; ++k)
+        dst[o * per_channel + k] = static_cast<float>(src[o * per_channel + k] * s);
+      new_b.data<float>()[o] = static_cast<float>((bias[o] - mean[o]) * s + beta[o]);
+    }
+    Value wv, bv;
+    wv.name = fmt::format("{}_bn_folded_weight", conv.name);
+    bv.name = fmt::format("{}_bn_folded_bias", conv.name);
+    set_constant(wv, std::move(new_w));
+    set_constant(bv, std::move(new_b));
+    ValueId new_w_id = graph.add_value(std::move(wv));
+    ValueId new_b_id = graph.add_value(std::move(bv));
+    // add_value may reallocate graph.values, not graph.nodes: conv/bn stay valid.
+    conv.inputs.resize(3, kNoValue);
+    conv.inputs[1] = new_w_id;
+    conv.inputs[2] = new_b_id;
+    conv.outputs[0] = bn.outputs[0];
+    bn.op_type.clear();
+    ++n_folded;
+  }
+  if (n_folded) graph.finalize();
+  return n_folded;
+}
+
+OptimizeStats optimize_graph(Graph& graph) {
+  OptimizeStats stats;
+  for (;;) {
+    int folded = fold_constants(graph);
+    int removed = remove_identities(graph);
+    int bn = fold_batch_norm_into_conv(graph);
+    stats.n_folded_constants += folded;
+    stats.n_removed_identity += removed;
+    stats.n_folded_batch_norm += bn;
+    if (folded + removed + bn == 0) break;
+  }
+  return stats;
+}
+
+}  // namespace hetsched

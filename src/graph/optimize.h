@@ -1,0 +1,30 @@
+// Load-time graph optimisations (internal). Each pass keeps outputs identical
+// to the unoptimised graph up to float rounding, and leaves the graph
+// finalized (see Graph::finalize).
+#pragma once
+
+#include "hetsched/graph.h"
+
+namespace hetsched {
+
+struct OptimizeStats {
+  int n_folded_constants = 0;   // nodes evaluated at load and replaced by initializers
+  int n_removed_identity = 0;   // Identity / inference Dropout nodes removed
+  int n_folded_batch_norm = 0;  // BatchNormalization nodes folded into the preceding Conv
+};
+
+// Nodes whose inputs are all constants (and Shape/Size of a value with a
+// static shape) are evaluated with the reference kernels and replaced by
+// initializers.
+int fold_constants(Graph& graph);
+// Identity and inference-mode Dropout (mask unused) are bypassed.
+int remove_identities(Graph& graph);
+// Conv (constant weights) -> BatchNormalization (constant parameters), where
+// the Conv's output feeds only the BN, becomes one Conv with scaled weights
+// and a bias.
+int fold_batch_norm_into_conv(Graph& graph);
+
+// All passes, to a fixed point.
+OptimizeStats optimize_graph(Graph& graph);
+
+}  // namespace hetsched

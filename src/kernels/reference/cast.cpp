@@ -1,0 +1,125 @@
+// Reference kernels for Cast (target dtype from the `to` attribute) and
+// CastLike (target dtype = the second input's dtype).
+//
+// Supported dtypes, in any combination: float32, float64, int8, int16, int32,
+// int64, uint8, bool. Strings, float16, bfloat16, uint16/32/64 and the float8
+// types are refused at load. Conversions:
+//   to bool:          x != 0 (NaN -> true)
+//   float -> integer: truncation toward zero; NaN -> 0 and out-of-range values
+//                     saturate (the spec leaves both undefined)
+//   int   -> integer: wrap modulo 2^bits (two's complement)
+//   -> float:         round to nearest
+// The opset-19 `saturate` attribute concerns float8 only and is ignored.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "kernels/reference/common.h"
+
+namespace hetsched::kernels {
+namespace {
+
+// ONNX TensorProto.DataType -> DType, for the dtypes this kernel converts.
+std::optional<DType> dtype_from_onnx(int64_t code) {
+  switch (code) {
+    case 1: return DType::kFloat32;
+    case 2: return DType::kUInt8;
+    case 3: return DType::kInt8;
+    case 5: return DType::kInt16;
+    case 6: return DType::kInt32;
+    case 7: return DType::kInt64;
+    case 9: return DType::kBool;
+    case 11: return DType::kFloat64;
+    default: return std::nullopt;
+  }
+}
+
+std::string onnx_type_name(int64_t code) {
+  switch (code) {
+    case 4: return "uint16";
+    case 8: return "string";
+    case 10: return "float16";
+    case 12: return "uint32";
+    case 13: return "uint64";
+    case 14: return "complex64";
+    case 15: return "complex128";
+    case 16: return "bfloat16";
+    case 17: case 18: case 19: case 20: return "float8";
+    default: return "type " + std::to_string(code);
+  }
+}
+
+bool supported(DType d) {
+  for (DType a : kAllTypes)
+    if (a == d) return true;
+  return false;
+}
+
+template <typename I>
+I float_to_int(double v) {
+  if (std::isnan(v)) return 0;
+  double t = std::trunc(v);
+  if (t <= static_cast<double>(std::numeric_limits<I>::lowest())) return std::numeric_limits<I>::lowest();
+  if (t >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  return static_cast<I>(t);
+}
+
+template <typename U, typename T>
+U convert(T v) {
+  if constexpr (std::is_same_v<U, bool>) return v != T(0);
+  else if constexpr (std::is_floating_point_v<U>) return static_cast<U>(v);
+  else if constexpr (std::is_floating_point_v<T>) return float_to_int<U>(static_cast<double>(v));
+  else return static_cast<U>(v);  // integer/bool -> integer: modular (C++20)
+}
+
+Tensor cast_to(const Node& node, const Tensor& x, DType to) {
+  if (x.dtype() == to) return x.clone();
+  return dispatch_all(node, x.dtype(), [&](auto src_tag) {
+    using T = decltype(src_tag);
+    return dispatch_all(node, to, [&](auto dst_tag) {
+      using U = decltype(dst_tag);
+      Tensor out(to, x.shape());
+      const T* px = x.data<T>();
+      U* po = out.data<U>();
+      for (int64_t i = 0; i < x.numel(); ++i) po[i] = convert<U, T>(px[i]);
+      return out;
+    });
+  });
+}
+
+DType cast_target(const Node& node) {
+  if (!node.has_attr("to")) throw_invalid(node, "missing required attribute 'to'");
+  int64_t code = node.attr_int("to", 0);
+  std::optional<DType> to = dtype_from_onnx(code);
+  if (!to) throw_unsupported(node, "cast to " + onnx_type_name(code) + " is not supported");
+  return *to;
+}
+
+std::vector<Tensor> cast_compute(const Node& node, const std::vector<const Tensor*>& inputs) {
+  return {cast_to(node, required_input(node, inputs, 0), cast_target(node))};
+}
+
+void check_cast(const Node& node, const Graph& graph) {
+  cast_target(node);
+  check_input_dtypes(node, graph, kAllTypes);
+}
+
+std::vector<Tensor> cast_like_compute(const Node& node, const std::vector<const Tensor*>& inputs) {
+  const Tensor& target = required_input(node, inputs, 1);
+  if (!supported(target.dtype()))
+    throw_unsupported(node, fmt::format("cast to {} is not supported", dtype_name(target.dtype())));
+  return {cast_to(node, required_input(node, inputs, 0), target.dtype())};
+}
+
+void check_cast_like(const Node& node, const Graph& graph) { check_input_dtypes(node, graph, kAllTypes); }
+
+}  // namespace
+
+HETSCHED_REFERENCE_KERNEL("Cast", check_cast, cast_compute);
+HETSCHED_REFERENCE_KERNEL("CastLike", check_cast_like, cast_like_compute);
+
+}  // namespace hetsched::kernels

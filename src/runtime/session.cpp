@@ -1,0 +1,191 @@
+#include "hetsched/session.h"
+
+#include <filesystem>
+#include <random>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "graph/onnx_import.h"
+#include "graph/optimize.h"
+#include "kernels/kernel.h"
+#include "zoo/zoo.h"
+
+namespace hetsched {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kZooPrefix = "zoo:";
+
+bool is_zoo(const std::string& model) { return model.rfind(kZooPrefix, 0) == 0; }
+
+// Prefixes an error with the model's name unless it already names it.
+[[noreturn]] void rethrow_with_source(const Error& e, const std::string& source) {
+  std::string msg = e.what();
+  if (msg.rfind(source, 0) == 0) throw e;
+  throw Error(e.code(), source + ": " + msg);
+}
+
+onnx::ModelProto model_proto(const std::string& model, const LoadOptions& options, fs::path* model_dir) {
+  if (is_zoo(model)) {
+    *model_dir = fs::current_path();
+    return zoo::build_zoo_model(model.substr(std::string(kZooPrefix).size()), options.zoo_params);
+  }
+  if (!options.zoo_params.empty())
+    throw Error(ErrorCode::kUsage, "zoo parameters are only accepted for zoo: models");
+  *model_dir = fs::path(model).parent_path();
+  return read_model_proto(model);
+}
+
+}  // namespace
+
+Graph load_model(const std::string& model, const LoadOptions& options) {
+  try {
+    fs::path model_dir;
+    onnx::ModelProto proto = model_proto(model, options, &model_dir);
+    Graph graph = import_model(std::move(proto), model_dir, options);
+    graph.source = model;
+    if (options.optimize) optimize_graph(graph);
+    graph.annotate_costs();
+    return graph;
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::kUsage) throw;
+    rethrow_with_source(e, model);
+  }
+}
+
+std::string model_to_onnx_bytes(const std::string& model, const LoadOptions& options) {
+  try {
+    fs::path model_dir;
+    onnx::ModelProto proto = model_proto(model, options, &model_dir);
+    import_model(proto, model_dir, options);  // the same checks as a load
+    std::string bytes;
+    if (!proto.SerializeToString(&bytes)) throw Error(ErrorCode::kRuntime, "cannot serialise the model");
+    return bytes;
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::kUsage) throw;
+    rethrow_with_source(e, model);
+  }
+}
+
+std::pair<std::string, Shape> parse_shape_override(const std::string& text) {
+  auto eq = text.find('=');
+  auto bad = [&] {
+    return Error(ErrorCode::kUsage,
+                 fmt::format("--shape '{}': expected NAME=DIMS with DIMS like 1x3x224x224", text));
+  };
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) throw bad();
+  Shape shape;
+  std::stringstream dims(text.substr(eq + 1));
+  std::string dim;
+  while (std::getline(dims, dim, 'x')) {
+    if (dim.empty() || dim.find_first_not_of("0123456789") != std::string::npos) throw bad();
+    shape.push_back(std::stoll(dim));
+  }
+  return {text.substr(0, eq), shape};
+}
+
+Session::Session(Graph graph) : graph_(std::move(graph)) {}
+
+Session Session::load(const std::string& model, const LoadOptions& options) {
+  return Session(load_model(model, options));
+}
+
+void Session::check_inputs(const TensorMap& inputs) const {
+  for (const auto& [name, tensor] : inputs) {
+    ValueId id = graph_.find_value(name);
+    if (id == kNoValue || !graph_.is_graph_input(id))
+      throw Error(ErrorCode::kInvalidInput, fmt::format("input '{}': the model has no such input", name));
+  }
+  for (ValueId id : graph_.inputs) {
+    const Value& v = graph_.values[id];
+    auto it = inputs.find(v.name);
+    if (it == inputs.end())
+      throw Error(ErrorCode::kInvalidInput, fmt::format("input '{}': missing (expected {} {})", v.name,
+                                                        dtype_name(v.dtype), shape_to_string(v.shape)));
+    const Tensor& t = it->second;
+    bool dtype_ok = v.dtype == DType::kUndefined || v.dtype == t.dtype();
+    bool shape_ok = !v.has_shape || v.shape.size() == t.shape().size();
+    for (size_t d = 0; shape_ok && d < v.shape.size(); ++d)
+      if (v.shape[d] >= 0 && v.shape[d] != t.shape()[d]) shape_ok = false;
+    if (!dtype_ok || !shape_ok)
+      throw Error(ErrorCode::kInvalidInput,
+                  fmt::format("input '{}': expected {} {}, got {}", v.name, dtype_name(v.dtype),
+                              v.has_shape ? shape_to_string(v.shape) : "of any shape", t.description()));
+  }
+}
+
+TensorMap Session::run(const TensorMap& inputs) const {
+  check_inputs(inputs);
+  std::vector<Tensor> slots(graph_.values.size());
+  std::vector<size_t> remaining_uses(graph_.values.size(), 0);
+  for (size_t i = 0; i < graph_.values.size(); ++i) {
+    const Value& v = graph_.values[i];
+    if (v.is_constant()) slots[i] = *v.initializer;
+    remaining_uses[i] = v.consumers.size();
+  }
+  for (ValueId id : graph_.inputs) slots[id] = inputs.at(graph_.values[id].name);
+
+  std::vector<const Tensor*> args;
+  for (NodeId n = 0; n < static_cast<NodeId>(graph_.nodes.size()); ++n) {
+    const Node& node = graph_.nodes[n];
+    args.clear();
+    for (ValueId v : node.inputs) args.push_back(v == kNoValue ? nullptr : &slots[v]);
+    const auto* kernel = kernels::find_reference_kernel(node.op_type);
+    std::vector<Tensor> outputs;
+    try {
+      outputs = kernel->compute(node, args);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw Error(ErrorCode::kRuntime, fmt::format("{}: {}", node.label(), e.what()));
+    }
+    if (outputs.size() < node.outputs.size())
+      throw Error(ErrorCode::kRuntime, fmt::format("{}: kernel returned {} outputs, expected {}", node.label(),
+                                                   outputs.size(), node.outputs.size()));
+    for (size_t i = 0; i < node.outputs.size(); ++i)
+      if (node.outputs[i] != kNoValue) slots[node.outputs[i]] = std::move(outputs[i]);
+    // Free what no later node reads (graph outputs and constants stay).
+    for (ValueId v : node.inputs) {
+      if (v == kNoValue || --remaining_uses[v] > 0) continue;
+      if (!graph_.is_graph_output(v) && !graph_.values[v].is_constant()) slots[v] = Tensor();
+    }
+  }
+  TensorMap result;
+  for (ValueId id : graph_.outputs) result[graph_.values[id].name] = slots[id];
+  return result;
+}
+
+TensorMap Session::random_inputs(uint64_t seed) const {
+  TensorMap inputs;
+  std::mt19937_64 rng(seed);
+  for (ValueId id : graph_.inputs) {
+    const Value& v = graph_.values[id];
+    Shape shape = v.shape;
+    for (int64_t& d : shape)
+      if (d < 0) d = 1;
+    DType dtype = v.dtype == DType::kUndefined ? DType::kFloat32 : v.dtype;
+    Tensor t(dtype, shape);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      uint64_t r = rng();
+      double unit = static_cast<double>(r >> 11) * (1.0 / 9007199254740992.0);  // [0, 1)
+      switch (dtype) {
+        case DType::kFloat32: t.data<float>()[i] = static_cast<float>(unit * 2 - 1); break;
+        case DType::kFloat64: t.data<double>()[i] = unit * 2 - 1; break;
+        case DType::kBool: t.data<bool>()[i] = (i % 2) == 0; break;
+        case DType::kInt64: t.data<int64_t>()[i] = static_cast<int64_t>(r % 10); break;
+        case DType::kInt32: t.data<int32_t>()[i] = static_cast<int32_t>(r % 10); break;
+        case DType::kInt16: t.data<int16_t>()[i] = static_cast<int16_t>(r % 10); break;
+        case DType::kInt8: t.data<int8_t>()[i] = static_cast<int8_t>(r % 10); break;
+        case DType::kUInt8: t.data<uint8_t>()[i] = static_cast<uint8_t>(r % 10); break;
+        default: throw Error(ErrorCode::kUnsupported, fmt::format("input '{}': cannot make random {} data", v.name, dtype_name(dtype)));
+      }
+    }
+    inputs[v.name] = std::move(t);
+  }
+  return inputs;
+}
+
+}  // namespace hetsched

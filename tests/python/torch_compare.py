@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+"""Checks hetsched's outputs against PyTorch's on real torchvision exports.
+
+For each model: build it with random weights (weights=None, seeded), export it
+to ONNX with torch.onnx, run it in PyTorch and with `hetsched run`, and
+compare the outputs (rtol 1e-3, atol 1e-4 by default).
+
+    /usr/bin/python3 tests/python/torch_compare.py --hetsched build/hetsched [MODEL ...]
+
+Needs Debian's python3-torch and python3-torchvision (installed by
+scripts/setup-deps.sh). Ends with the line "N passed, M failed".
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+import torchvision
+
+# name -> (constructor, input shape)
+MODELS = {
+    "resnet18": (lambda: torchvision.models.resnet18(weights=None), (1, 3, 224, 224)),
+    "resnet50": (lambda: torchvision.models.resnet50(weights=None), (1, 3, 224, 224)),
+    "squeezenet1_0": (lambda: torchvision.models.squeezenet1_0(weights=None), (1, 3, 224, 224)),
+    "googlenet": (lambda: torchvision.models.googlenet(weights=None, aux_logits=False, init_weights=True),
+                  (1, 3, 224, 224)),
+    "inception_v3": (lambda: torchvision.models.inception_v3(weights=None, aux_logits=False, init_weights=True),
+                     (1, 3, 299, 299)),
+    "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), (1, 3, 224, 224)),
+    "mobilenet_v3_small": (lambda: torchvision.models.mobilenet_v3_small(weights=None), (1, 3, 224, 224)),
+    "densenet121": (lambda: torchvision.models.densenet121(weights=None), (1, 3, 224, 224)),
+    "shufflenet_v2_x1_0": (lambda: torchvision.models.shufflenet_v2_x1_0(weights=None), (1, 3, 224, 224)),
+    "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(weights=None), (1, 3, 224, 224)),
+    "mnasnet0_5": (lambda: torchvision.models.mnasnet0_5(weights=None), (1, 3, 224, 224)),
+    "alexnet": (lambda: torchvision.models.alexnet(weights=None), (1, 3, 224, 224)),
+    "vgg11": (lambda: torchvision.models.vgg11(weights=None), (1, 3, 224, 224)),
+    "regnet_y_400mf": (lambda: torchvision.models.regnet_y_400mf(weights=None), (1, 3, 224, 224)),
+    "transformer_encoder": (None, (1, 16, 64)),
+}
+
+DEFAULT = ["resnet18", "squeezenet1_0", "googlenet", "mobilenet_v2", "shufflenet_v2_x1_0", "efficientnet_b0",
+           "transformer_encoder"]
+
+
+def transformer_encoder():
+    layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, dropout=0.1,
+                                             batch_first=True)
+    return torch.nn.TransformerEncoder(layer, num_layers=2)
+
+
+def export(name, path, opset):
+    ctor, shape = MODELS[name]
+    model = transformer_encoder() if name == "transformer_encoder" else ctor()
+    model.eval()
+    x = torch.rand(*shape) * 2 - 1
+    # A TransformerEncoder exports only outside no_grad (its fast path is not exportable).
+    torch.onnx.export(model, x, path, opset_version=opset, input_names=["input"], output_names=["output"])
+    with torch.no_grad():
+        y = model(x)
+    return x.numpy(), y.numpy()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("models", nargs="*", help="models to check (default: %s; 'all' for every one)" % " ".join(DEFAULT))
+    ap.add_argument("--hetsched", required=True, help="path to the hetsched binary")
+    ap.add_argument("--opset", type=int, default=13)
+    ap.add_argument("--rtol", type=float, default=1e-3)
+    ap.add_argument("--atol", type=float, default=1e-4)
+    args = ap.parse_args()
+    names = args.models or DEFAULT
+    if names == ["all"]:
+        names = list(MODELS)
+    for n in names:
+        if n not in MODELS:
+            sys.exit("unknown model %s; known: %s" % (n, ", ".join(MODELS)))
+
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    passed = failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            torch.manual_seed(0)
+            path = os.path.join(tmp, name + ".onnx")
+            start = time.time()
+            x, want = export(name, path, args.opset)
+            np.save(os.path.join(tmp, "input.npy"), x)
+            out_dir = os.path.join(tmp, name + "_out")
+            proc = subprocess.run([args.hetsched, "run", path, "--input", "input=" + os.path.join(tmp, "input.npy"),
+                                   "--output-dir", out_dir, "-n", "0", "-w", "0"],
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                failed += 1
+                print("FAIL %s: hetsched exited %d: %s" % (name, proc.returncode, proc.stderr.strip()))
+                continue
+            got = np.load(os.path.join(out_dir, "output.npy"))
+            if got.shape != want.shape:
+                failed += 1
+                print("FAIL %s: shape %s != PyTorch %s" % (name, got.shape, want.shape))
+                continue
+            abs_diff = float(np.max(np.abs(got - want)))
+            ok = np.allclose(got, want, rtol=args.rtol, atol=args.atol)
+            status = "PASS" if ok else "FAIL"
+            passed += ok
+            failed += not ok
+            print("%s %s: max |diff| %.3g (output max |value| %.3g), %.1f s" %
+                  (status, name, abs_diff, float(np.max(np.abs(want))), time.time() - start))
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

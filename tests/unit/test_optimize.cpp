@@ -1,0 +1,119 @@
+// Load-time optimisations change the graph, never the outputs.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "hetsched/session.h"
+#include "onnx_model_util.h"
+
+namespace hetsched {
+namespace {
+
+using namespace hetsched::testing;
+
+std::vector<float> ramp(size_t n, float scale, float offset) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = offset + scale * static_cast<float>((i * 37) % 17) / 17.0f;
+  return v;
+}
+
+void add_attr_ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+// x[1,2,5,5] -> Conv -> BN -> Relu -> Identity -> Reshape(shape computed
+// from Shape(x)...) -> Dropout -> y
+onnx::ModelProto conv_bn_model() {
+  onnx::ModelProto m = make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto_DataType_FLOAT, {1, 2, 5, 5});
+  *g->add_output() = tensor_info("y", onnx::TensorProto_DataType_FLOAT, {1, 75});
+  *g->add_initializer() = float_tensor("w", {3, 2, 3, 3}, ramp(54, 1.0f, -0.5f));
+  *g->add_initializer() = float_tensor("b", {3}, {0.1f, -0.2f, 0.3f});
+  *g->add_initializer() = float_tensor("scale", {3}, {1.5f, 0.5f, 2.0f});
+  *g->add_initializer() = float_tensor("beta", {3}, {0.0f, 0.1f, -0.1f});
+  *g->add_initializer() = float_tensor("mean", {3}, {0.2f, -0.3f, 0.0f});
+  *g->add_initializer() = float_tensor("var", {3}, {1.0f, 0.25f, 4.0f});
+  auto* conv = g->add_node();
+  *conv = make_node("Conv", {"x", "w", "b"}, {"c"}, "conv");
+  add_attr_ints(conv, "pads", {1, 1, 1, 1});
+  *g->add_node() = make_node("BatchNormalization", {"c", "scale", "beta", "mean", "var"}, {"bn"}, "bn");
+  *g->add_node() = make_node("Relu", {"bn"}, {"r"}, "relu");
+  *g->add_node() = make_node("Identity", {"r"}, {"i"}, "identity");
+  // Shape(x)[0] concatenated with -1 -> [1, -1]
+  onnx::TensorProto zero;
+  zero.set_name("zero");
+  zero.set_data_type(onnx::TensorProto_DataType_INT64);
+  zero.add_int64_data(0);
+  *g->add_initializer() = zero;
+  onnx::TensorProto minus_one;
+  minus_one.set_name("minus_one");
+  minus_one.set_data_type(onnx::TensorProto_DataType_INT64);
+  minus_one.add_dims(1);
+  minus_one.add_int64_data(-1);
+  *g->add_initializer() = minus_one;
+  onnx::TensorProto axes0 = minus_one;
+  axes0.set_name("axes0");
+  axes0.set_int64_data(0, 0);
+  *g->add_initializer() = axes0;
+  *g->add_node() = make_node("Shape", {"x"}, {"shape"}, "shape");
+  *g->add_node() = make_node("Gather", {"shape", "zero"}, {"batch"}, "gather");
+  *g->add_node() = make_node("Unsqueeze", {"batch", "axes0"}, {"batch1"}, "unsqueeze");
+  auto* concat = g->add_node();
+  *concat = make_node("Concat", {"batch1", "minus_one"}, {"new_shape"}, "concat");
+  auto* axis = concat->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(0);
+  *g->add_node() = make_node("Reshape", {"i", "new_shape"}, {"flat"}, "reshape");
+  *g->add_node() = make_node("Dropout", {"flat"}, {"y"}, "dropout");
+  return m;
+}
+
+class OptimizeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = temp_dir("optimize");
+    path_ = (dir_ / "conv_bn.onnx").string();
+    write_model(conv_bn_model(), path_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+  std::string path_;
+};
+
+TEST_F(OptimizeTest, FoldsBatchNormIdentityAndShapeArithmetic) {
+  Graph plain = load_model(path_, {.optimize = false});
+  Graph optimized = load_model(path_);
+  EXPECT_EQ(plain.nodes.size(), 10u);
+  // Left: Conv (with BN folded in), Relu, Reshape (shape now constant).
+  std::vector<std::string> ops;
+  for (const Node& n : optimized.nodes) ops.push_back(n.op_type);
+  EXPECT_EQ(ops, std::vector<std::string>({"Conv", "Relu", "Reshape"}));
+  // The graph output keeps its name.
+  EXPECT_EQ(optimized.values[optimized.outputs[0]].name, "y");
+}
+
+TEST_F(OptimizeTest, SameOutputsAsUnoptimised) {
+  Session plain(load_model(path_, {.optimize = false}));
+  Session optimized = Session::load(path_);
+  TensorMap inputs = plain.random_inputs(7);
+  Tensor a = plain.run(inputs).at("y");
+  Tensor b = optimized.run(inputs).at("y");
+  ASSERT_EQ(a.shape(), Shape({1, 75}));
+  ASSERT_EQ(b.shape(), a.shape());
+  double max_diff = 0;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    max_diff = std::max(max_diff, static_cast<double>(std::fabs(a.data<float>()[i] - b.data<float>()[i])));
+  EXPECT_LT(max_diff, 1e-5);
+  // Nonzero output: the comparison is not trivially between zeros.
+  double sum = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) sum += std::fabs(a.data<float>()[i]);
+  EXPECT_GT(sum, 1.0);
+}
+
+}  // namespace
+}  // namespace hetsched
