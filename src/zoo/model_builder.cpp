@@ -77,8 +77,12 @@ int64_t element_count(const Dims& dims) {
 
 std::string dims_text(const Dims& dims) {
   std::string text = "[";
-  for (size_t i = 0; i < dims.size(); ++i) text += (i ? "," : "") + std::to_string(dims[i]);
-  return text + "]";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) text += ',';
+    text += std::to_string(dims[i]);
+  }
+  text += ']';
+  return text;
 }
 
 onnx::AttributeProto attr_int(const std::string& name, int64_t value) {

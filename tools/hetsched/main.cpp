@@ -199,6 +199,7 @@ struct ConformanceCommand {
   std::string filter;
   bool verbose = false;
   double rtol = 1e-3, atol = 1e-7;
+  int min_passed = 0;
   int exit_code = 0;
 
   void add_to(CLI::App& app) {
@@ -209,6 +210,7 @@ struct ConformanceCommand {
     cmd->add_flag("-v,--verbose", verbose, "print every test, and why skipped tests were skipped");
     cmd->add_option("--rtol", rtol, "relative tolerance")->capture_default_str();
     cmd->add_option("--atol", atol, "absolute tolerance")->capture_default_str();
+    cmd->add_option("--min-passed", min_passed, "fail unless at least this many tests pass");
     cmd->callback([this] { exit_code = execute(); });
   }
 
@@ -314,6 +316,10 @@ struct ConformanceCommand {
       }
     }
     fmt::print("{} passed, {} failed, {} skipped\n", passed, failed, skipped);
+    if (passed < min_passed) {
+      fmt::print(stderr, "hetsched: error: {} tests passed, fewer than --min-passed {}\n", passed, min_passed);
+      return 1;
+    }
     return failed == 0 ? 0 : 1;
   }
 };
