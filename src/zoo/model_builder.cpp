@@ -5,7 +5,6 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
-#include <numeric>
 #include <stdexcept>
 
 namespace hetsched::zoo {

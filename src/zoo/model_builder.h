@@ -100,7 +100,6 @@ class ModelBuilder {
   // ---- values -----------------------------------------------------------------
   const Dims& dims(const std::string& value) const;
   int64_t channels(const std::string& value) const { return dims(value).at(1); }
-  size_t node_count() const { return static_cast<size_t>(graph_->node_size()); }
 
   // ---- initializers (names are unique; returns the name) -------------------
   // Uniform in (-bound, bound).

@@ -24,7 +24,8 @@ void check_refused(const Node& node) {
     throw_unsupported(node, "training_mode=1 is not supported (inference only)");
   for (size_t i = 1; i < node.outputs.size(); ++i)
     if (node.outputs[i] != kNoValue)
-      throw_unsupported(node, fmt::format("output {} (a training-mode statistic) is not supported (inference only)", i));
+      throw_unsupported(
+          node, fmt::format("output {} (a training-mode statistic) is not supported (inference only)", i));
 }
 
 void check_batch_norm(const Node& node, const Graph& graph) {
@@ -38,7 +39,8 @@ std::vector<Tensor> compute_batch_norm(const Node& node, const std::vector<const
   check_refused(node);
   const Tensor& X = required_input(node, inputs, 0);
   if (X.rank() < 2)
-    throw_runtime(node, fmt::format("X has shape {}, expected rank >= 2 (N, C, ...)", shape_to_string(X.shape())));
+    throw_runtime(node,
+                  fmt::format("X has shape {}, expected rank >= 2 (N, C, ...)", shape_to_string(X.shape())));
   const bool spatial = node.attr_int("spatial", 1) != 0;
   const double eps = node.attr_float("epsilon", 1e-5f);
   const int64_t N = X.dim(0);
@@ -51,8 +53,8 @@ std::vector<Tensor> compute_batch_norm(const Node& node, const std::vector<const
   for (size_t i = 1; i < 5; ++i) {
     const Tensor& t = required_input(node, inputs, i);
     if (t.numel() != channels)
-      throw_runtime(node, fmt::format("{} has shape {}, expected {} values", names[i - 1], shape_to_string(t.shape()),
-                                      channels));
+      throw_runtime(node, fmt::format("{} has shape {}, expected {} values", names[i - 1],
+                                      shape_to_string(t.shape()), channels));
     p.push_back(t.to_double_vector());
   }
   std::vector<double> a(static_cast<size_t>(channels)), b(static_cast<size_t>(channels));
@@ -67,7 +69,8 @@ std::vector<Tensor> compute_batch_norm(const Node& node, const std::vector<const
     T* y = Y.data<T>();
     for (int64_t n = 0; n < N; ++n)
       for (int64_t c = 0; c < channels; ++c) {
-        const T ac = static_cast<T>(a[static_cast<size_t>(c)]), bc = static_cast<T>(b[static_cast<size_t>(c)]);
+        const T ac = static_cast<T>(a[static_cast<size_t>(c)]),
+                bc = static_cast<T>(b[static_cast<size_t>(c)]);
         const int64_t off = (n * channels + c) * inner;
         for (int64_t i = 0; i < inner; ++i) y[off + i] = x[off + i] * ac + bc;
       }

@@ -27,6 +27,13 @@ std::vector<int64_t> strides_of(const Shape& shape);
 // (0 on broadcast dims); shape is right-aligned against out_shape.
 std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& out_shape);
 
+// Gathers a dense tensor of `out_shape` (element width `element_size` bytes)
+// from `src`: the element at multi-index idx is read at element offset
+// base + sum(idx[d] * strides[d]) of src. Strides may be negative or 0, so
+// this serves transposes, slices, broadcasts and block rearrangements.
+void strided_copy(const void* src, int64_t base, const std::vector<int64_t>& strides, const Shape& out_shape,
+                  void* dst, size_t element_size);
+
 // Load-time dtype check: each listed input (all inputs when `which` is empty)
 // whose dtype is known must be one of `allowed`; else throws kUnsupported:
 // "Relu 'r1': input 0 'x' has dtype float16; supported: float32".

@@ -61,11 +61,13 @@ void check_conv(const Node& node, const Graph& graph) {
       throw_invalid(node, fmt::format("kernel_shape {} does not match W's shape {}",
                                       shape_to_string(a.kernel_shape), shape_to_string(wv->shape)));
   if (wv->shape[0] >= 0 && wv->shape[0] % a.group != 0)
-    throw_invalid(node, fmt::format("W has {} output channels, not a multiple of group {}", wv->shape[0], a.group));
+    throw_invalid(node,
+                  fmt::format("W has {} output channels, not a multiple of group {}", wv->shape[0], a.group));
   if (x != kNoValue && graph.values[x].has_shape) {
     int64_t c = graph.values[x].shape[1];
     if (c >= 0 && wv->shape[1] >= 0 && c != wv->shape[1] * a.group)
-      throw_invalid(node, fmt::format("X has {} channels but W expects {} x group {}", c, wv->shape[1], a.group));
+      throw_invalid(node,
+                    fmt::format("X has {} channels but W expects {} x group {}", c, wv->shape[1], a.group));
   }
 }
 
@@ -111,7 +113,8 @@ void im2col_chunk(const T* x, int64_t c_g, const Geometry3& g, int64_t row0, int
 }
 
 template <typename T>
-void conv_compute(const Tensor& X, const Tensor& W, const Tensor* B, int64_t group, const Geometry3& g, Tensor& Y) {
+void conv_compute(const Tensor& X, const Tensor& W, const Tensor* B, int64_t group, const Geometry3& g,
+                  Tensor& Y) {
   const int64_t N = X.dim(0), C = X.dim(1), M = W.dim(0);
   const int64_t c_g = C / group, m_g = M / group;
   const int64_t K = c_g * g.kernel_size();
@@ -139,7 +142,8 @@ void conv_compute(const Tensor& X, const Tensor& W, const Tensor* B, int64_t gro
       const T* wg = w + gi * m_g * K;
       T* yg = y + (n * M + gi * m_g) * out_plane;
       if (bias)
-        for (int64_t m = 0; m < m_g; ++m) std::fill(yg + m * out_plane, yg + (m + 1) * out_plane, bias[gi * m_g + m]);
+        for (int64_t m = 0; m < m_g; ++m)
+          std::fill(yg + m * out_plane, yg + (m + 1) * out_plane, bias[gi * m_g + m]);
       if (pointwise) {
         nn::gemm_accumulate<T>(m_g, out_plane, K, wg, K, 1, xg, in_plane, yg, out_plane);
         continue;
@@ -161,15 +165,16 @@ std::vector<Tensor> compute_conv(const Node& node, const std::vector<const Tenso
   const int64_t n = X.rank() - 2;
   ConvAttrs a = read_conv_attrs(node, n);
   if (W.rank() != X.rank())
-    throw_runtime(node, fmt::format("W has shape {}, expected rank {} like X ({})", shape_to_string(W.shape()),
-                                    X.rank(), shape_to_string(X.shape())));
+    throw_runtime(node, fmt::format("W has shape {}, expected rank {} like X ({})",
+                                    shape_to_string(W.shape()), X.rank(), shape_to_string(X.shape())));
   if (W.dtype() != X.dtype() || (B && B->dtype() != X.dtype()))
     throw_runtime(node, "X, W and B must have the same dtype");
   const int64_t C = X.dim(1), M = W.dim(0);
   if (M % a.group != 0 || C != W.dim(1) * a.group)
-    throw_runtime(node, fmt::format("X {} and W {} do not agree with group {}: need C = W[1] * group and W[0] "
-                                    "divisible by group",
-                                    shape_to_string(X.shape()), shape_to_string(W.shape()), a.group));
+    throw_runtime(node,
+                  fmt::format("X {} and W {} do not agree with group {}: need C = W[1] * group and W[0] "
+                              "divisible by group",
+                              shape_to_string(X.shape()), shape_to_string(W.shape()), a.group));
   if (B && (B->numel() != M || B->rank() != 1))
     throw_runtime(node, fmt::format("B has shape {}, expected {}", shape_to_string(B->shape()), M));
 
@@ -178,7 +183,8 @@ std::vector<Tensor> compute_conv(const Node& node, const std::vector<const Tenso
   for (int64_t i = 0; i < n; ++i) {
     size_t ax = kMaxSpatial - static_cast<size_t>(n) + static_cast<size_t>(i);
     int64_t k = W.dim(i + 2);
-    if (k < 1) throw_runtime(node, fmt::format("W has shape {}, with an empty kernel", shape_to_string(W.shape())));
+    if (k < 1)
+      throw_runtime(node, fmt::format("W has shape {}, with an empty kernel", shape_to_string(W.shape())));
     if (!a.kernel_shape.empty() && a.kernel_shape[static_cast<size_t>(i)] != k)
       throw_runtime(node, fmt::format("kernel_shape {} does not match W's shape {}",
                                       shape_to_string(a.kernel_shape), shape_to_string(W.shape())));
@@ -187,8 +193,8 @@ std::vector<Tensor> compute_conv(const Node& node, const std::vector<const Tenso
     g.stride[ax] = a.strides[static_cast<size_t>(i)];
     g.dilation[ax] = a.dilations[static_cast<size_t>(i)];
     nn::AxisGeometry ag =
-        nn::axis_geometry(node, a.auto_pad, g.in[ax], k, g.stride[ax], g.dilation[ax], a.pads[static_cast<size_t>(i)],
-                          a.pads[static_cast<size_t>(i + n)], false);
+        nn::axis_geometry(node, a.auto_pad, g.in[ax], k, g.stride[ax], g.dilation[ax],
+                          a.pads[static_cast<size_t>(i)], a.pads[static_cast<size_t>(i + n)], false);
     g.out[ax] = ag.out;
     g.pad_begin[ax] = ag.pad_begin;
     g.pad_end[ax] = ag.pad_end;

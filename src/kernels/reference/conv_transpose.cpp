@@ -53,8 +53,9 @@ ConvTransposeAttrs read_attrs(const Node& node, int64_t n) {
     // The spec wants spatial dims only; some exporters include N and C.
     if (os.size() == ns + 2) os.erase(os.begin(), os.begin() + 2);
     if (os.size() != ns)
-      throw_invalid(node, fmt::format("attribute 'output_shape' has {} values, expected {} (one per spatial dim)",
-                                      node.attr_ints("output_shape").size(), ns));
+      throw_invalid(node,
+                    fmt::format("attribute 'output_shape' has {} values, expected {} (one per spatial dim)",
+                                node.attr_ints("output_shape").size(), ns));
     for (int64_t v : os)
       if (v < 0) throw_invalid(node, fmt::format("attribute 'output_shape' has negative value {}", v));
     a.output_shape = os;
@@ -84,7 +85,8 @@ void check_conv_transpose(const Node& node, const Graph& graph) {
       throw_invalid(node, fmt::format("X has {} channels but W has {} input channels", c, wv.shape[0]));
   }
   if (wv.shape[0] >= 0 && wv.shape[0] % a.group != 0)
-    throw_invalid(node, fmt::format("W has {} input channels, not a multiple of group {}", wv.shape[0], a.group));
+    throw_invalid(node,
+                  fmt::format("W has {} input channels, not a multiple of group {}", wv.shape[0], a.group));
 }
 
 int64_t floor_div2(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
@@ -122,8 +124,8 @@ void col2im_chunk(const T* cols, int64_t m_g, const Geometry3& g, int64_t row0, 
 }
 
 template <typename T>
-void conv_transpose_compute(const Tensor& X, const Tensor& W, const Tensor* B, int64_t group, const Geometry3& g,
-                            Tensor& Y) {
+void conv_transpose_compute(const Tensor& X, const Tensor& W, const Tensor* B, int64_t group,
+                            const Geometry3& g, Tensor& Y) {
   const int64_t N = X.dim(0), C = X.dim(1), M = Y.dim(1);
   const int64_t c_g = C / group, m_g = M / group;
   const int64_t KK = g.kernel_size(), rows_k = m_g * KK;  // rows of cols
@@ -134,7 +136,8 @@ void conv_transpose_compute(const Tensor& X, const Tensor& W, const Tensor* B, i
   if (B) {
     const T* bias = B->data<T>();
     for (int64_t n = 0; n < N; ++n)
-      for (int64_t m = 0; m < M; ++m) std::fill(y + (n * M + m) * out_plane, y + (n * M + m + 1) * out_plane, bias[m]);
+      for (int64_t m = 0; m < M; ++m)
+        std::fill(y + (n * M + m) * out_plane, y + (n * M + m + 1) * out_plane, bias[m]);
   }
   if (out_plane == 0 || in_plane == 0 || N == 0 || M == 0) return;
 
@@ -154,7 +157,8 @@ void conv_transpose_compute(const Tensor& X, const Tensor& W, const Tensor* B, i
         int64_t nrows = std::min(rows_per_chunk, total_rows - row0);
         int64_t ncols = nrows * IW;
         std::fill(cols.begin(), cols.begin() + rows_k * ncols, T(0));
-        nn::gemm_accumulate<T>(rows_k, ncols, c_g, wg, 1, rows_k, xg + row0 * IW, in_plane, cols.data(), ncols);
+        nn::gemm_accumulate<T>(rows_k, ncols, c_g, wg, 1, rows_k, xg + row0 * IW, in_plane, cols.data(),
+                               ncols);
         col2im_chunk(cols.data(), m_g, g, row0, nrows, yg);
       }
     }
@@ -168,14 +172,15 @@ std::vector<Tensor> compute_conv_transpose(const Node& node, const std::vector<c
   const int64_t n = X.rank() - 2;
   ConvTransposeAttrs a = read_attrs(node, n);
   if (W.rank() != X.rank())
-    throw_runtime(node, fmt::format("W has shape {}, expected rank {} like X ({})", shape_to_string(W.shape()),
-                                    X.rank(), shape_to_string(X.shape())));
+    throw_runtime(node, fmt::format("W has shape {}, expected rank {} like X ({})",
+                                    shape_to_string(W.shape()), X.rank(), shape_to_string(X.shape())));
   if (W.dtype() != X.dtype() || (B && B->dtype() != X.dtype()))
     throw_runtime(node, "X, W and B must have the same dtype");
   const int64_t C = X.dim(1);
   if (W.dim(0) != C || C % a.group != 0)
-    throw_runtime(node, fmt::format("X {} and W {} do not agree with group {}: need C = W[0], divisible by group",
-                                    shape_to_string(X.shape()), shape_to_string(W.shape()), a.group));
+    throw_runtime(node,
+                  fmt::format("X {} and W {} do not agree with group {}: need C = W[0], divisible by group",
+                              shape_to_string(X.shape()), shape_to_string(W.shape()), a.group));
   const int64_t M = W.dim(1) * a.group;
   if (B && (B->numel() != M || B->rank() != 1))
     throw_runtime(node, fmt::format("B has shape {}, expected {}", shape_to_string(B->shape()), M));
@@ -186,7 +191,8 @@ std::vector<Tensor> compute_conv_transpose(const Node& node, const std::vector<c
     size_t si = static_cast<size_t>(i);
     size_t ax = kMaxSpatial - static_cast<size_t>(n) + si;
     int64_t k = W.dim(i + 2);
-    if (k < 1) throw_runtime(node, fmt::format("W has shape {}, with an empty kernel", shape_to_string(W.shape())));
+    if (k < 1)
+      throw_runtime(node, fmt::format("W has shape {}, with an empty kernel", shape_to_string(W.shape())));
     if (!a.kernel_shape.empty() && a.kernel_shape[si] != k)
       throw_runtime(node, fmt::format("kernel_shape {} does not match W's shape {}",
                                       shape_to_string(a.kernel_shape), shape_to_string(W.shape())));

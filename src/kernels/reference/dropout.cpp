@@ -1,9 +1,10 @@
 // Dropout, inference only: the output is a copy of the input and the optional
 // mask is all true (bool from opset 10; before 10 the mask has the input's
 // dtype and holds ones). Training mode (the `training_mode` input, opset 12+)
-// is refused at load when it is a constant true, and throws at run time when
-// it turns out true, except with a ratio of exactly 0, where it is the
-// identity too.
+// is refused at load unless it is a constant false, or a constant true with a
+// constant ratio of exactly 0 (then dropout is the identity too): random
+// dropout has no place in inference, and a training_mode fed at run time
+// could silently switch it on.
 #include <cstring>
 
 #include <fmt/format.h>
@@ -24,6 +25,8 @@ bool is_true(const Tensor& t) { return t.numel() > 0 && t.to_int64_vector()[0] !
 void check_dropout(const Node& node, const Graph& graph) {
   if (node.input(0) == kNoValue) throw_invalid(node, "input 'data' is missing");
   check_input_dtypes(node, graph, {DType::kFloat32, DType::kFloat64, DType::kFloat16}, {0});
+  if (node.input(2) != kNoValue && !graph.values[node.input(2)].is_constant())
+    throw_unsupported(node, "training_mode given at run time is not supported (inference only)");
   const Tensor* training = constant_input(node, graph, 2);
   if (training && is_true(*training)) {
     const Tensor* ratio = constant_input(node, graph, 1);

@@ -16,11 +16,21 @@
 namespace hetsched::kernels {
 namespace {
 
-void check_gemm(const Node& node, const Graph& graph) { check_input_dtypes(node, graph, kFloatTypes); }
+void check_gemm(const Node& node, const Graph& graph) {
+  check_input_dtypes(node, graph, kFloatTypes);
+  for (size_t i = 0; i < 2; ++i) {
+    ValueId id = node.input(i);
+    if (id == kNoValue) throw_invalid(node, fmt::format("input {} is required", i));
+    const Value& v = graph.values[id];
+    if (v.has_shape && v.shape.size() != 2)
+      throw_invalid(node, fmt::format("input {} '{}' has rank {}, expected 2", i, v.name, v.shape.size()));
+  }
+}
 
 template <typename T>
 void gemm_compute(const Tensor& A, const Tensor& B, const Tensor* C, bool trans_a, bool trans_b, float alpha,
-                  float beta, int64_t M, int64_t N, int64_t K, const std::vector<int64_t>& c_strides, Tensor& Y) {
+                  float beta, int64_t M, int64_t N, int64_t K, const std::vector<int64_t>& c_strides,
+                  Tensor& Y) {
   const T* a = A.data<T>();
   const T* b = B.data<T>();
   T* y = Y.data<T>();
@@ -73,8 +83,8 @@ std::vector<Tensor> compute_gemm(const Node& node, const std::vector<const Tenso
       ok = d == 1 || d == want;
     }
     if (!ok)
-      throw_runtime(node, fmt::format("C has shape {}, which does not broadcast to {}", shape_to_string(C->shape()),
-                                      shape_to_string(out)));
+      throw_runtime(node, fmt::format("C has shape {}, which does not broadcast to {}",
+                                      shape_to_string(C->shape()), shape_to_string(out)));
     c_strides = broadcast_strides(C->shape(), out);
   }
   Tensor Y(A.dtype(), {M, N});

@@ -21,7 +21,8 @@ template <bool kMax>
 std::vector<Tensor> compute_global_pool(const Node& node, const std::vector<const Tensor*>& inputs) {
   const Tensor& X = required_input(node, inputs, 0);
   if (X.rank() < 2)
-    throw_runtime(node, fmt::format("X has shape {}, expected rank >= 2 (N, C, ...)", shape_to_string(X.shape())));
+    throw_runtime(node,
+                  fmt::format("X has shape {}, expected rank >= 2 (N, C, ...)", shape_to_string(X.shape())));
   Shape out_shape = X.shape();
   for (size_t i = 2; i < out_shape.size(); ++i) out_shape[i] = 1;
   Tensor Y(X.dtype(), out_shape);

@@ -8,12 +8,9 @@
 // Refused: other dtypes.
 #include <cmath>
 
-#include "kernels/reference/common.h"
+#include "kernels/reference/nn_common.h"
 
 namespace hetsched::kernels {
-
-// Defined in softmax.cpp.
-void softmax_layout(const Node& node, const Shape& shape, int64_t& outer, int64_t& axis_len, int64_t& inner);
 
 namespace {
 
@@ -22,7 +19,7 @@ void check_hardmax(const Node& node, const Graph& graph) { check_input_dtypes(no
 std::vector<Tensor> compute_hardmax(const Node& node, const std::vector<const Tensor*>& inputs) {
   const Tensor& X = required_input(node, inputs, 0);
   int64_t outer, len, inner;
-  softmax_layout(node, X.shape(), outer, len, inner);
+  nn::softmax_layout(node, X.shape(), outer, len, inner);
   Tensor Y(X.dtype(), X.shape());  // zero-initialised
   if (X.numel() == 0) return {Y};
   dispatch_float(node, X.dtype(), [&](auto t) {

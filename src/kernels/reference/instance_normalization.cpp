@@ -15,15 +15,19 @@
 namespace hetsched::kernels {
 namespace {
 
-void check_instance_norm(const Node& node, const Graph& graph) { check_input_dtypes(node, graph, kFloatTypes); }
+void check_instance_norm(const Node& node, const Graph& graph) {
+  check_input_dtypes(node, graph, kFloatTypes);
+}
 
 std::vector<Tensor> compute_instance_norm(const Node& node, const std::vector<const Tensor*>& inputs) {
   const Tensor& X = required_input(node, inputs, 0);
   const Tensor& S = required_input(node, inputs, 1);
   const Tensor& B = required_input(node, inputs, 2);
   if (X.rank() < 2)
-    throw_runtime(node, fmt::format("input has shape {}, expected rank >= 2 (N, C, ...)", shape_to_string(X.shape())));
-  if (S.dtype() != X.dtype() || B.dtype() != X.dtype()) throw_runtime(node, "input, scale and B must have the same dtype");
+    throw_runtime(
+        node, fmt::format("input has shape {}, expected rank >= 2 (N, C, ...)", shape_to_string(X.shape())));
+  if (S.dtype() != X.dtype() || B.dtype() != X.dtype())
+    throw_runtime(node, "input, scale and B must have the same dtype");
   const int64_t N = X.dim(0), C = X.dim(1);
   if (S.numel() != C || B.numel() != C)
     throw_runtime(node, fmt::format("scale {} and B {} must have {} values (the channels of input {})",
@@ -51,7 +55,8 @@ std::vector<Tensor> compute_instance_norm(const Node& node, const std::vector<co
         }
         const double a = scale[static_cast<size_t>(c)] / std::sqrt(sq / static_cast<double>(inner) + eps);
         const double b = bias[static_cast<size_t>(c)];
-        for (int64_t i = 0; i < inner; ++i) yp[i] = static_cast<T>((static_cast<double>(xp[i]) - mean) * a + b);
+        for (int64_t i = 0; i < inner; ++i)
+          yp[i] = static_cast<T>((static_cast<double>(xp[i]) - mean) * a + b);
       }
   });
   return {Y};

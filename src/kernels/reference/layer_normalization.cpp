@@ -21,7 +21,8 @@ namespace {
 void check_layer_norm(const Node& node, const Graph& graph) {
   check_input_dtypes(node, graph, kFloatTypes);
   int64_t stash = node.attr_int("stash_type", 1);
-  if (stash != 1) throw_unsupported(node, fmt::format("stash_type {} is not supported (only 1, float32)", stash));
+  if (stash != 1)
+    throw_unsupported(node, fmt::format("stash_type {} is not supported (only 1, float32)", stash));
 }
 
 // `t` broadcast to `norm_shape`, as double values in row-major order.
@@ -32,8 +33,8 @@ std::vector<double> expand_to(const Node& node, const Tensor& t, const Shape& no
     ok = d == 1 || d == want;
   }
   if (!ok)
-    throw_runtime(node, fmt::format("{} has shape {}, which does not broadcast to the normalized shape {}", name,
-                                    shape_to_string(t.shape()), shape_to_string(norm_shape)));
+    throw_runtime(node, fmt::format("{} has shape {}, which does not broadcast to the normalized shape {}",
+                                    name, shape_to_string(t.shape()), shape_to_string(norm_shape)));
   std::vector<double> src = t.to_double_vector();
   std::vector<int64_t> st = broadcast_strides(t.shape(), norm_shape);
   int64_t n = shape_numel(norm_shape);
@@ -53,7 +54,8 @@ std::vector<double> expand_to(const Node& node, const Tensor& t, const Shape& no
 
 std::vector<Tensor> compute_layer_norm(const Node& node, const std::vector<const Tensor*>& inputs) {
   int64_t stash = node.attr_int("stash_type", 1);
-  if (stash != 1) throw_unsupported(node, fmt::format("stash_type {} is not supported (only 1, float32)", stash));
+  if (stash != 1)
+    throw_unsupported(node, fmt::format("stash_type {} is not supported (only 1, float32)", stash));
   const Tensor& X = required_input(node, inputs, 0);
   const Tensor& S = required_input(node, inputs, 1);
   const Tensor* B = inputs.size() > 2 ? inputs[2] : nullptr;
@@ -63,10 +65,11 @@ std::vector<Tensor> compute_layer_norm(const Node& node, const std::vector<const
   const double eps = node.attr_float("epsilon", 1e-5f);
   Shape norm_shape(X.shape().begin() + axis, X.shape().end());
   const int64_t inner = shape_numel(norm_shape);
-  const int64_t outer = inner == 0 ? shape_numel(Shape(X.shape().begin(), X.shape().begin() + axis))
-                                   : X.numel() / inner;
+  const int64_t outer =
+      inner == 0 ? shape_numel(Shape(X.shape().begin(), X.shape().begin() + axis)) : X.numel() / inner;
   std::vector<double> scale = expand_to(node, S, norm_shape, "Scale");
-  std::vector<double> bias = B ? expand_to(node, *B, norm_shape, "B") : std::vector<double>(scale.size(), 0.0);
+  std::vector<double> bias =
+      B ? expand_to(node, *B, norm_shape, "B") : std::vector<double>(scale.size(), 0.0);
 
   Shape stat_shape(X.shape().begin(), X.shape().begin() + axis);
   stat_shape.resize(static_cast<size_t>(X.rank()), 1);

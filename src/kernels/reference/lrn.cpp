@@ -30,7 +30,8 @@ void check_lrn(const Node& node, const Graph& graph) {
 std::vector<Tensor> compute_lrn(const Node& node, const std::vector<const Tensor*>& inputs) {
   const Tensor& X = required_input(node, inputs, 0);
   if (X.rank() < 2)
-    throw_runtime(node, fmt::format("X has shape {}, expected rank >= 2 (N, C, ...)", shape_to_string(X.shape())));
+    throw_runtime(node,
+                  fmt::format("X has shape {}, expected rank >= 2 (N, C, ...)", shape_to_string(X.shape())));
   const int64_t size = read_size(node);
   const double alpha = node.attr_float("alpha", 1e-4f), beta = node.attr_float("beta", 0.75f),
                bias = node.attr_float("bias", 1.0f);
@@ -48,13 +49,15 @@ std::vector<Tensor> compute_lrn(const Node& node, const std::vector<const Tensor
         std::fill(sq.begin(), sq.end(), 0.0);
         for (int64_t j = std::max<int64_t>(0, c - before); j <= std::min(C - 1, c + after); ++j) {
           const T* xj = x + (n * C + j) * inner;
-          for (int64_t i = 0; i < inner; ++i) sq[static_cast<size_t>(i)] += static_cast<double>(xj[i]) * xj[i];
+          for (int64_t i = 0; i < inner; ++i)
+            sq[static_cast<size_t>(i)] += static_cast<double>(xj[i]) * xj[i];
         }
         const T* xc = x + (n * C + c) * inner;
         T* yc = y + (n * C + c) * inner;
         for (int64_t i = 0; i < inner; ++i)
-          yc[i] = static_cast<T>(static_cast<double>(xc[i]) /
-                                 std::pow(bias + alpha / static_cast<double>(size) * sq[static_cast<size_t>(i)], beta));
+          yc[i] = static_cast<T>(
+              static_cast<double>(xc[i]) /
+              std::pow(bias + alpha / static_cast<double>(size) * sq[static_cast<size_t>(i)], beta));
       }
   });
   return {Y};

@@ -18,7 +18,16 @@ namespace {
 constexpr std::initializer_list<DType> kMatMulTypes = {DType::kFloat32, DType::kFloat64, DType::kInt32,
                                                        DType::kInt64};
 
-void check_matmul(const Node& node, const Graph& graph) { check_input_dtypes(node, graph, kMatMulTypes); }
+void check_matmul(const Node& node, const Graph& graph) {
+  check_input_dtypes(node, graph, kMatMulTypes);
+  for (size_t i = 0; i < 2; ++i) {
+    ValueId id = node.input(i);
+    if (id == kNoValue) throw_invalid(node, fmt::format("input {} is required", i));
+    const Value& v = graph.values[id];
+    if (v.has_shape && v.shape.empty())
+      throw_invalid(node, fmt::format("input {} '{}' is a scalar, expected rank >= 1", i, v.name));
+  }
+}
 
 // Integers are multiplied as unsigned so that overflow wraps instead of being
 // undefined behaviour.
@@ -70,8 +79,8 @@ std::vector<Tensor> compute_matmul(const Node& node, const std::vector<const Ten
   const Tensor& A = required_input(node, inputs, 0);
   const Tensor& B = required_input(node, inputs, 1);
   if (A.rank() < 1 || B.rank() < 1)
-    throw_runtime(node, fmt::format("MatMul needs operands of rank >= 1, got {} and {}", shape_to_string(A.shape()),
-                                    shape_to_string(B.shape())));
+    throw_runtime(node, fmt::format("MatMul needs operands of rank >= 1, got {} and {}",
+                                    shape_to_string(A.shape()), shape_to_string(B.shape())));
   if (A.dtype() != B.dtype())
     throw_runtime(node, fmt::format("A is {} but B is {}", dtype_name(A.dtype()), dtype_name(B.dtype())));
   Shape as = A.shape(), bs = B.shape();

@@ -1,6 +1,6 @@
 // Helpers shared by the neural-network reference kernels (conv, conv_transpose,
-// pool, gemm, matmul): spatial attribute parsing, output-size arithmetic and a
-// cache-blocked GEMM.
+// pool, gemm, matmul, softmax, hardmax): spatial attribute parsing, output-size
+// arithmetic, the axis layout of Softmax-like ops and a cache-blocked GEMM.
 //
 // Spatial ops are computed on a fixed 3-D geometry: an op with n < 3 spatial
 // dims is run as if it had 3 - n leading spatial dims of size 1 (kernel 1,
@@ -53,8 +53,9 @@ inline std::vector<int64_t> read_pads(const Node& node, size_t n) {
   if (!node.has_attr("pads")) return std::vector<int64_t>(2 * n, 0);
   std::vector<int64_t> v = node.attr_ints("pads");
   if (v.size() != 2 * n)
-    throw_invalid(node, fmt::format("attribute 'pads' has {} values, expected {} (begin and end per spatial dim)",
-                                    v.size(), 2 * n));
+    throw_invalid(node,
+                  fmt::format("attribute 'pads' has {} values, expected {} (begin and end per spatial dim)",
+                              v.size(), 2 * n));
   for (int64_t x : v)
     if (x < 0) throw_invalid(node, fmt::format("attribute 'pads' has negative value {}", x));
   return v;
@@ -65,7 +66,8 @@ inline std::vector<int64_t> read_pads(const Node& node, size_t n) {
 // (when >= 0), else kernel_shape; -1 when nothing tells.
 inline int64_t known_spatial_rank(const Node& node, const Graph& graph, int weight_input) {
   ValueId x = node.input(0);
-  if (x != kNoValue && graph.values[x].has_shape) return static_cast<int64_t>(graph.values[x].shape.size()) - 2;
+  if (x != kNoValue && graph.values[x].has_shape)
+    return static_cast<int64_t>(graph.values[x].shape.size()) - 2;
   if (weight_input >= 0) {
     ValueId w = node.input(static_cast<size_t>(weight_input));
     if (w != kNoValue && graph.values[w].has_shape)
@@ -78,9 +80,11 @@ inline int64_t known_spatial_rank(const Node& node, const Graph& graph, int weig
 // Refuses spatial ranks outside [1, 3].
 inline void check_spatial_rank(const Node& node, int64_t n, const char* what) {
   if (n < 1)
-    throw_invalid(node, fmt::format("{} needs at least one spatial dim (rank >= 3), got {} spatial dims", what, n));
+    throw_invalid(node,
+                  fmt::format("{} needs at least one spatial dim (rank >= 3), got {} spatial dims", what, n));
   if (n > static_cast<int64_t>(kMaxSpatial))
-    throw_unsupported(node, fmt::format("{} with {} spatial dims is not supported (1-D, 2-D and 3-D only)", what, n));
+    throw_unsupported(
+        node, fmt::format("{} with {} spatial dims is not supported (1-D, 2-D and 3-D only)", what, n));
 }
 
 // Output size and padding of one spatial axis of a Conv or pool.
@@ -95,8 +99,9 @@ struct AxisGeometry {
 // window that would start in the end padding); SAME_* gives ceil(in / s)
 // outputs with the padding split evenly, the odd one at the end (SAME_UPPER)
 // or the beginning (SAME_LOWER).
-inline AxisGeometry axis_geometry(const Node& node, AutoPad auto_pad, int64_t in, int64_t kernel, int64_t stride,
-                                  int64_t dilation, int64_t pad_begin, int64_t pad_end, bool ceil_mode) {
+inline AxisGeometry axis_geometry(const Node& node, AutoPad auto_pad, int64_t in, int64_t kernel,
+                                  int64_t stride, int64_t dilation, int64_t pad_begin, int64_t pad_end,
+                                  bool ceil_mode) {
   int64_t eff_k = (kernel - 1) * dilation + 1;
   AxisGeometry g;
   if (auto_pad == AutoPad::kSameUpper || auto_pad == AutoPad::kSameLower) {
@@ -129,6 +134,31 @@ struct Geometry3 {
   int64_t kernel_size() const { return kernel[0] * kernel[1] * kernel[2]; }
 };
 
+// Splits X's shape into (outer, axis_len, inner) per the opset's semantics of
+// `axis`: elements [o, a, i] at offset (o * axis_len + a) * inner + i are
+// normalized over a. Shared by Softmax, LogSoftmax and Hardmax.
+inline void softmax_layout(const Node& node, const Shape& shape, int64_t& outer, int64_t& axis_len,
+                           int64_t& inner) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  if (node.opset < 13) {
+    int64_t axis = node.attr_int("axis", 1);
+    if (axis != rank) axis = normalize_axis(node, axis, rank);
+    outer = shape_numel(Shape(shape.begin(), shape.begin() + std::min(axis, rank)));
+    axis_len = shape_numel(Shape(shape.begin() + std::min(axis, rank), shape.end()));
+    inner = 1;
+    return;
+  }
+  if (rank == 0) {
+    normalize_axis(node, node.attr_int("axis", -1), rank);
+    outer = axis_len = inner = 1;
+    return;
+  }
+  int64_t axis = normalize_axis(node, node.attr_int("axis", -1), rank);
+  outer = shape_numel(Shape(shape.begin(), shape.begin() + axis));
+  axis_len = shape[static_cast<size_t>(axis)];
+  inner = shape_numel(Shape(shape.begin() + axis + 1, shape.end()));
+}
+
 // ---------------------------------------------------------------------------
 // GEMM: C[M x N] += A[M x K] * B[K x N].
 // A is read through strides (element (i, k) at A[i * a_row + k * a_col]), so a
@@ -153,7 +183,7 @@ constexpr int64_t kKc = 256;  // k block: a kKc x kNr strip of B stays in L1
 constexpr int64_t kMc = 64;   // m block: a kMc x kKc block of A stays in L2
 constexpr int64_t kNc = 512;  // n block
 template <typename T>
-constexpr int64_t kNr = kNv * Simd<T>::kLanes;  // columns of the register tile
+constexpr int64_t kNr = kNv* Simd<T>::kLanes;  // columns of the register tile
 
 template <typename T>
 inline typename Simd<T>::V load_vec(const T* p) {
@@ -198,8 +228,8 @@ inline void micro_full(int64_t kc, const T* a, int64_t a_row, int64_t a_col, con
 
 // Edge tile: mr <= kMr rows, nr <= kNr<T> columns.
 template <typename T>
-inline void micro_edge(int64_t mr, int64_t nr, int64_t kc, const T* a, int64_t a_row, int64_t a_col, const T* b,
-                       int64_t ldb, T* c, int64_t ldc) {
+inline void micro_edge(int64_t mr, int64_t nr, int64_t kc, const T* a, int64_t a_row, int64_t a_col,
+                       const T* b, int64_t ldb, T* c, int64_t ldc) {
   for (int64_t r = 0; r < mr; ++r) {
     T acc[kNr<T>];
     for (int64_t j = 0; j < nr; ++j) acc[j] = c[r * ldc + j];

@@ -74,8 +74,9 @@ Geometry3 pool_geometry(const Node& node, const Tensor& X, const PoolAttrs& a, S
     g.kernel[ax] = a.kernel[si];
     g.stride[ax] = a.strides[si];
     g.dilation[ax] = a.dilations[si];
-    nn::AxisGeometry ag = nn::axis_geometry(node, a.auto_pad, g.in[ax], g.kernel[ax], g.stride[ax], g.dilation[ax],
-                                            a.pads[si], a.pads[si + static_cast<size_t>(n)], a.ceil_mode);
+    nn::AxisGeometry ag =
+        nn::axis_geometry(node, a.auto_pad, g.in[ax], g.kernel[ax], g.stride[ax], g.dilation[ax], a.pads[si],
+                          a.pads[si + static_cast<size_t>(n)], a.ceil_mode);
     g.out[ax] = ag.out;
     g.pad_begin[ax] = ag.pad_begin;
     g.pad_end[ax] = ag.pad_end;
@@ -111,8 +112,10 @@ AxisTaps axis_taps(const Geometry3& g, size_t ax) {
 
 template <typename T>
 bool is_nan_value(T v) {
-  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
-  else return false;
+  if constexpr (std::is_floating_point_v<T>)
+    return std::isnan(v);
+  else
+    return false;
 }
 
 template <typename T>
@@ -151,9 +154,12 @@ void maxpool_compute(const Tensor& X, const Geometry3& g, bool col_major, Tensor
           }
           y[o] = best;
           if (idx) {
-            if (best_at < 0) idx[o] = -1;
-            else if (col_major) idx[o] = p * in_plane + bd + bh * g.in[0] + bw * g.in[0] * g.in[1];
-            else idx[o] = p * in_plane + best_at;
+            if (best_at < 0)
+              idx[o] = -1;
+            else if (col_major)
+              idx[o] = p * in_plane + bd + bh * g.in[0] + bw * g.in[0] * g.in[1];
+            else
+              idx[o] = p * in_plane + best_at;
           }
         }
   }

@@ -136,18 +136,14 @@ T reduce_one(const Node& node, const T* x, const std::vector<int64_t>& inner) {
   }
 }
 
-std::vector<int64_t> reduce_axes(const Node& node, const std::vector<const Tensor*>& inputs, bool* given) {
-  if (node.has_attr("axes")) {
-    *given = true;
-    return node.attr_ints("axes");
-  }
+// The axes from the attribute or from input 1; empty when neither is given.
+std::vector<int64_t> reduce_axes(const Node& node, const std::vector<const Tensor*>& inputs) {
+  if (node.has_attr("axes")) return node.attr_ints("axes");
   if (inputs.size() > 1 && inputs[1] != nullptr) {
-    *given = true;
     if (inputs[1]->dtype() != DType::kInt64)
       throw_runtime(node, fmt::format("axes input must be int64, got {}", dtype_name(inputs[1]->dtype())));
     return inputs[1]->to_int64_vector();
   }
-  *given = false;
   return {};
 }
 
@@ -168,8 +164,7 @@ std::vector<bool> reduced_dims(const Node& node, const std::vector<int64_t>& axe
 template <Reduce kOp>
 std::vector<Tensor> reduce_compute(const Node& node, const std::vector<const Tensor*>& inputs) {
   const Tensor& x = required_input(node, inputs, 0);
-  bool given = false;
-  std::vector<int64_t> axes = reduce_axes(node, inputs, &given);
+  std::vector<int64_t> axes = reduce_axes(node, inputs);
   if (axes.empty() && node.attr_int("noop_with_empty_axes", 0) != 0) return {x.clone()};
   const bool keepdims = node.attr_int("keepdims", 1) != 0;
   ReducePlan plan = plan_reduce(x.shape(), reduced_dims(node, axes, x.rank()), keepdims);

@@ -2,7 +2,6 @@
 // as inputs from opset 10. Negative steps and out-of-range starts/ends are
 // clamped as the spec says. Dtype-agnostic strided byte copy.
 #include <algorithm>
-#include <cstring>
 #include <limits>
 
 #include <fmt/format.h>
@@ -11,58 +10,6 @@
 
 namespace hetsched::kernels {
 namespace {
-
-// Copies `n` elements of width W bytes from src (stepping `stride` elements,
-// possibly negative or 0) to dst (contiguous).
-template <size_t W>
-void copy_row_w(std::byte* dst, const std::byte* src, int64_t n, int64_t stride) {
-  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * static_cast<int64_t>(W), src + i * stride * static_cast<int64_t>(W), W);
-}
-
-void copy_row(std::byte* dst, const std::byte* src, int64_t n, int64_t stride, size_t es) {
-  if (stride == 1) {
-    std::memcpy(dst, src, static_cast<size_t>(n) * es);
-    return;
-  }
-  switch (es) {
-    case 1: copy_row_w<1>(dst, src, n, stride); break;
-    case 2: copy_row_w<2>(dst, src, n, stride); break;
-    case 4: copy_row_w<4>(dst, src, n, stride); break;
-    case 8: copy_row_w<8>(dst, src, n, stride); break;
-    default:
-      for (int64_t i = 0; i < n; ++i)
-        std::memcpy(dst + i * static_cast<int64_t>(es), src + i * stride * static_cast<int64_t>(es), es);
-  }
-}
-
-// dst (dense, shape out_shape) gets, at multi-index idx, the element of src at
-// element offset base + sum(idx[d] * strides[d]). Element width es bytes.
-void strided_copy(const void* src_raw, int64_t base, const std::vector<int64_t>& strides, const Shape& out_shape,
-                  void* dst_raw, size_t es) {
-  const auto* src = static_cast<const std::byte*>(src_raw);
-  auto* dst = static_cast<std::byte*>(dst_raw);
-  int64_t n = shape_numel(out_shape);
-  if (n == 0) return;
-  size_t rank = out_shape.size();
-  if (rank == 0) {
-    std::memcpy(dst, src + base * static_cast<int64_t>(es), es);
-    return;
-  }
-  int64_t inner = out_shape.back();
-  int64_t inner_stride = strides.back();
-  std::vector<int64_t> idx(rank, 0);
-  int64_t offset = base;
-  int64_t es_i = static_cast<int64_t>(es);
-  for (int64_t row = 0, rows = n / inner; row < rows; ++row) {
-    copy_row(dst + row * inner * es_i, src + offset * es_i, inner, inner_stride, es);
-    for (size_t d = rank - 1; d-- > 0;) {
-      offset += strides[d];
-      if (++idx[d] < out_shape[d]) break;
-      offset -= strides[d] * out_shape[d];
-      idx[d] = 0;
-    }
-  }
-}
 
 bool attribute_form(const Node& node) { return node.has_attr("starts") || node.has_attr("ends"); }
 

@@ -13,33 +13,9 @@
 
 #include <fmt/format.h>
 
-#include "kernels/reference/common.h"
+#include "kernels/reference/nn_common.h"
 
 namespace hetsched::kernels {
-
-// Splits X's shape into (outer, axis_len, inner) per the opset's semantics of
-// `axis`: elements [o, a, i] at offset (o * axis_len + a) * inner + i are
-// normalized over a. Also used by Hardmax.
-void softmax_layout(const Node& node, const Shape& shape, int64_t& outer, int64_t& axis_len, int64_t& inner) {
-  const int64_t rank = static_cast<int64_t>(shape.size());
-  if (node.opset < 13) {
-    int64_t axis = node.attr_int("axis", 1);
-    if (axis != rank) axis = normalize_axis(node, axis, rank);
-    outer = shape_numel(Shape(shape.begin(), shape.begin() + std::min(axis, rank)));
-    axis_len = shape_numel(Shape(shape.begin() + std::min(axis, rank), shape.end()));
-    inner = 1;
-    return;
-  }
-  if (rank == 0) {
-    normalize_axis(node, node.attr_int("axis", -1), rank);
-    outer = axis_len = inner = 1;
-    return;
-  }
-  int64_t axis = normalize_axis(node, node.attr_int("axis", -1), rank);
-  outer = shape_numel(Shape(shape.begin(), shape.begin() + axis));
-  axis_len = shape[static_cast<size_t>(axis)];
-  inner = shape_numel(Shape(shape.begin() + axis + 1, shape.end()));
-}
 
 namespace {
 
@@ -49,7 +25,7 @@ template <bool kLog>
 std::vector<Tensor> compute_softmax(const Node& node, const std::vector<const Tensor*>& inputs) {
   const Tensor& X = required_input(node, inputs, 0);
   int64_t outer, len, inner;
-  softmax_layout(node, X.shape(), outer, len, inner);
+  nn::softmax_layout(node, X.shape(), outer, len, inner);
   Tensor Y(X.dtype(), X.shape());
   if (X.numel() == 0) return {Y};
   dispatch_float(node, X.dtype(), [&](auto t) {
@@ -64,7 +40,8 @@ std::vector<Tensor> compute_softmax(const Node& node, const std::vector<const Te
       std::fill(mx.begin(), mx.end(), -std::numeric_limits<T>::infinity());
       std::fill(sum.begin(), sum.end(), 0.0);
       for (int64_t a = 0; a < len; ++a)
-        for (int64_t i = 0; i < inner; ++i) mx[static_cast<size_t>(i)] = std::max(mx[static_cast<size_t>(i)], xo[a * inner + i]);
+        for (int64_t i = 0; i < inner; ++i)
+          mx[static_cast<size_t>(i)] = std::max(mx[static_cast<size_t>(i)], xo[a * inner + i]);
       for (int64_t a = 0; a < len; ++a)
         for (int64_t i = 0; i < inner; ++i) {
           T e = std::exp(xo[a * inner + i] - mx[static_cast<size_t>(i)]);
@@ -75,7 +52,8 @@ std::vector<Tensor> compute_softmax(const Node& node, const std::vector<const Te
         for (int64_t i = 0; i < inner; ++i) {
           size_t si = static_cast<size_t>(i);
           if constexpr (kLog)
-            yo[a * inner + i] = static_cast<T>(static_cast<double>(xo[a * inner + i] - mx[si]) - std::log(sum[si]));
+            yo[a * inner + i] =
+                static_cast<T>(static_cast<double>(xo[a * inner + i] - mx[si]) - std::log(sum[si]));
           else
             yo[a * inner + i] = static_cast<T>(static_cast<double>(yo[a * inner + i]) / sum[si]);
         }

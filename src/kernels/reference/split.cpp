@@ -34,7 +34,7 @@ std::vector<Tensor> compute_split(const Node& node, const std::vector<const Tens
   std::vector<int64_t> sizes;
   if (node.has_attr("split")) {
     sizes = node.attr_ints("split");
-  } else if (inputs.size() > 1 && inputs[1] != nullptr) {
+  } else if (inputs.size() > 1 && inputs[1] != nullptr && inputs[1]->numel() > 0) {  // empty = not given
     sizes = inputs[1]->to_int64_vector();
   } else if (node.has_attr("num_outputs")) {
     int64_t n = node.attr_int("num_outputs", n_out);
