@@ -82,13 +82,12 @@ onnx::ModelProto build(const ZooArgs& args) {
 }  // namespace
 
 HETSCHED_ZOO_MODEL({"bert",
-                    "BERT encoder (base: 12 layers, hidden 768, 12 heads; vocab 1000 by default instead of 30522), "
-                    "input_ids [1, seq] -> last hidden state [1, seq, hidden]",
+                    "BERT encoder (base sizes; vocab 1000 by default, not 30522), input_ids [1, seq] -> [1, seq, hidden]",
                     {{"layers", 12, 1, 48},
                      {"seq", 128, 1, 4096},
                      {"hidden", 768, 1, 4096},
                      {"heads", 12, 1, 256},
-                     {"vocab", 1000, 1, 250000}},
+                     {"vocab", 1000, 10, 250000}},
                     &build});
 
 }  // namespace hetsched::zoo
