@@ -8,7 +8,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-  python3 python3-numpy python3-onnx python3-torch python3-torchvision
+  python3 python3-numpy python3-torch python3-torchvision
 )
 
 missing=()

@@ -11,22 +11,9 @@
 
 #include <onnx/onnx_pb.h>  // this header is internal (src/), never included from include/
 
-#include <map>
-#include <string>
-#include <vector>
+#include "hetsched/zoo.h"
 
 namespace hetsched::zoo {
-
-using ZooParams = std::map<std::string, std::string>;
-
-struct ZooModelInfo {
-  std::string name;
-  std::string description;
-  std::string params;  // accepted parameters with their defaults: "layers=12 seq=128 ..."
-};
-
-// Every zoo model, sorted by name.
-std::vector<ZooModelInfo> zoo_models();
 
 // Throws hetsched::Error(ErrorCode::kUsage, "...") for an unknown model name
 // (listing the known ones) or an unknown/malformed parameter (naming it and

@@ -16,8 +16,8 @@
 
 #include "hetsched/session.h"
 #include "hetsched/tensor_io.h"
+#include "hetsched/zoo.h"
 #include "kernels/kernel.h"
-#include "zoo/zoo.h"
 
 namespace fs = std::filesystem;
 using namespace hetsched;
