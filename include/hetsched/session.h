@@ -12,6 +12,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 
 #include "hetsched/graph.h"
@@ -39,17 +40,45 @@ std::string model_to_onnx_bytes(const std::string& model, const LoadOptions& opt
 // Parses "input=1x3x224x224" into (name, shape); throws kUsage when malformed.
 std::pair<std::string, Shape> parse_shape_override(const std::string& text);
 
+struct SessionOptions {
+  // Where to run (see device.h). One device for now: the whole graph runs
+  // on it, sequentially, with oneDNN kernels on its cores.
+  std::string devices = "cpu";
+  // Run every node with the plain C++ reference kernels instead (the ground
+  // truth other backends are checked against), on the calling thread.
+  bool reference = false;
+};
+
+// What a session runs and how: kernels, fusion, fallbacks, memory.
+struct ExecutionSummary {
+  std::string device;         // "cpu:0-1", or "reference"
+  int n_nodes = 0;
+  int n_steps = 0;
+  int n_fused_nodes = 0;      // nodes run inside another node's kernel
+  int n_reorders = 0;         // layout conversions per run
+  int n_fallbacks = 0;        // nodes run with reference kernels
+  std::vector<std::string> fallbacks;  // "<node>: <why>"
+  size_t arena_bytes = 0;     // peak memory of intermediate values
+  size_t weight_bytes = 0;    // weights as the kernels hold them
+  std::string note;           // why the whole graph runs on reference kernels, if it does
+};
+
 class Session {
  public:
-  explicit Session(Graph graph);
-  static Session load(const std::string& model, const LoadOptions& options = {});
+  explicit Session(Graph graph, const SessionOptions& options = {});
+  static Session load(const std::string& model, const LoadOptions& options = {},
+                      const SessionOptions& session_options = {});
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+  ~Session();
 
-  const Graph& graph() const { return graph_; }
+  const Graph& graph() const { return *graph_; }
+  const ExecutionSummary& summary() const;
 
   // Runs the graph once. Every graph input must be given, with a dtype and a
   // shape matching the graph's (unknown dims match anything); an extra or
   // missing input is an ErrorCode::kInvalidInput naming it. Returns every
-  // graph output by name.
+  // graph output by name. Concurrent calls are serialised.
   TensorMap run(const TensorMap& inputs) const;
 
   // Deterministic random inputs for every graph input (free dims set to 1):
@@ -58,7 +87,13 @@ class Session {
 
  private:
   void check_inputs(const TensorMap& inputs) const;
-  Graph graph_;
+  struct Backend;
+  std::unique_ptr<Graph> graph_;  // on the heap: compiled programs point into it
+  std::unique_ptr<Backend> backend_;
 };
+
+// Runs `graph` once with the reference kernels, sequentially, on the calling
+// thread (inputs are not checked; see Session::run).
+TensorMap run_reference(const Graph& graph, const TensorMap& inputs);
 
 }  // namespace hetsched

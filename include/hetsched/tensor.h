@@ -59,6 +59,10 @@ class Tensor {
   // Allocates zero-initialised storage.
   Tensor(DType dtype, Shape shape);
 
+  // A tensor over memory it does not own (no copy). The caller keeps `data`
+  // alive, and at least nbytes() long, for as long as any copy of the result.
+  static Tensor wrap(DType dtype, Shape shape, void* data);
+
   template <typename T>
   static Tensor from_vector(Shape shape, const std::vector<T>& values);
   template <typename T>

@@ -77,6 +77,15 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   storage_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
 }
 
+Tensor Tensor::wrap(DType dtype, Shape shape, void* data) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.numel_ = shape_numel(t.shape_);
+  t.storage_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(data), [](std::byte*) {});
+  return t;
+}
+
 void Tensor::check_type(DType wanted) const {
   if (wanted != dtype_)
     throw Error(ErrorCode::kRuntime, fmt::format("tensor of dtype {} accessed as {}", dtype_name(dtype_),

@@ -1,11 +1,14 @@
 #include "hetsched/session.h"
 
 #include <filesystem>
+#include <mutex>
 #include <random>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "backends/cpu/cpu_device.h"
+#include "backends/cpu/program.h"
 #include "graph/onnx_import.h"
 #include "graph/optimize.h"
 #include "kernels/kernel.h"
@@ -87,20 +90,83 @@ std::pair<std::string, Shape> parse_shape_override(const std::string& text) {
   return {text.substr(0, eq), shape};
 }
 
-Session::Session(Graph graph) : graph_(std::move(graph)) {}
+struct Session::Backend {
+  ExecutionSummary summary;
+  std::unique_ptr<CpuDevice> device;
+  // Created, used and destroyed on the device's thread.
+  std::unique_ptr<dnnl::engine> engine;
+  std::unique_ptr<dnnl::stream> stream;
+  std::unique_ptr<cpu::Program> program;
+  std::mutex mutex;
 
-Session Session::load(const std::string& model, const LoadOptions& options) {
-  return Session(load_model(model, options));
+  ~Backend() {
+    if (device) device->run([this] {
+      program.reset();
+      stream.reset();
+      engine.reset();
+    });
+  }
+};
+
+Session::Session(Graph graph, const SessionOptions& options)
+    : graph_(std::make_unique<Graph>(std::move(graph))), backend_(std::make_unique<Backend>()) {
+  Backend& b = *backend_;
+  b.summary.n_nodes = static_cast<int>(graph_->nodes.size());
+  if (options.reference) {
+    b.summary.device = "reference";
+    b.summary.n_steps = b.summary.n_nodes;
+    return;
+  }
+  std::vector<DeviceSpec> devices = parse_device_spec(options.devices);
+  if (devices.size() != 1)
+    throw Error(ErrorCode::kUsage, fmt::format("--devices '{}': {} devices given; running on several devices needs "
+                                               "a schedule, which is not available yet: give one device",
+                                               options.devices, devices.size()));
+  b.summary.device = devices[0].name();
+  b.device = std::make_unique<CpuDevice>(devices[0]);
+  b.device->run([&] {
+    b.engine = std::make_unique<dnnl::engine>(dnnl::engine::kind::cpu, 0);
+    b.stream = std::make_unique<dnnl::stream>(*b.engine);
+    try {
+      b.program = cpu::Program::compile(*graph_, *b.engine);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kUnsupported) throw;
+      b.summary.note = std::string("running on reference kernels: ") + e.what();
+    }
+  });
+  if (!b.program) {
+    b.summary.n_steps = b.summary.n_nodes;
+    b.summary.n_fallbacks = b.summary.n_nodes;
+    return;
+  }
+  const cpu::ProgramStats& stats = b.program->stats();
+  b.summary.n_steps = stats.n_steps;
+  b.summary.n_fused_nodes = stats.n_fused_nodes;
+  b.summary.n_reorders = stats.n_reorders;
+  b.summary.n_fallbacks = stats.n_fallbacks;
+  b.summary.fallbacks = stats.fallbacks;
+  b.summary.arena_bytes = stats.arena_bytes;
+  b.summary.weight_bytes = stats.constant_bytes;
+}
+
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+Session::~Session() = default;
+
+const ExecutionSummary& Session::summary() const { return backend_->summary; }
+
+Session Session::load(const std::string& model, const LoadOptions& options, const SessionOptions& session_options) {
+  return Session(load_model(model, options), session_options);
 }
 
 void Session::check_inputs(const TensorMap& inputs) const {
   for (const auto& [name, tensor] : inputs) {
-    ValueId id = graph_.find_value(name);
-    if (id == kNoValue || !graph_.is_graph_input(id))
+    ValueId id = graph_->find_value(name);
+    if (id == kNoValue || !graph_->is_graph_input(id))
       throw Error(ErrorCode::kInvalidInput, fmt::format("input '{}': the model has no such input", name));
   }
-  for (ValueId id : graph_.inputs) {
-    const Value& v = graph_.values[id];
+  for (ValueId id : graph_->inputs) {
+    const Value& v = graph_->values[id];
     auto it = inputs.find(v.name);
     if (it == inputs.end())
       throw Error(ErrorCode::kInvalidInput, fmt::format("input '{}': missing (expected {} {})", v.name,
@@ -119,50 +185,19 @@ void Session::check_inputs(const TensorMap& inputs) const {
 
 TensorMap Session::run(const TensorMap& inputs) const {
   check_inputs(inputs);
-  std::vector<Tensor> slots(graph_.values.size());
-  std::vector<size_t> remaining_uses(graph_.values.size(), 0);
-  for (size_t i = 0; i < graph_.values.size(); ++i) {
-    const Value& v = graph_.values[i];
-    if (v.is_constant()) slots[i] = *v.initializer;
-    remaining_uses[i] = v.consumers.size();
-  }
-  for (ValueId id : graph_.inputs) slots[id] = inputs.at(graph_.values[id].name);
-
-  std::vector<const Tensor*> args;
-  for (NodeId n = 0; n < static_cast<NodeId>(graph_.nodes.size()); ++n) {
-    const Node& node = graph_.nodes[n];
-    args.clear();
-    for (ValueId v : node.inputs) args.push_back(v == kNoValue ? nullptr : &slots[v]);
-    const auto* kernel = kernels::find_reference_kernel(node.op_type);
-    std::vector<Tensor> outputs;
-    try {
-      outputs = kernel->compute(node, args);
-    } catch (const Error&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw Error(ErrorCode::kRuntime, fmt::format("{}: {}", node.label(), e.what()));
-    }
-    if (outputs.size() < node.outputs.size())
-      throw Error(ErrorCode::kRuntime, fmt::format("{}: kernel returned {} outputs, expected {}", node.label(),
-                                                   outputs.size(), node.outputs.size()));
-    for (size_t i = 0; i < node.outputs.size(); ++i)
-      if (node.outputs[i] != kNoValue) slots[node.outputs[i]] = std::move(outputs[i]);
-    // Free what no later node reads (graph outputs and constants stay).
-    for (ValueId v : node.inputs) {
-      if (v == kNoValue || --remaining_uses[v] > 0) continue;
-      if (!graph_.is_graph_output(v) && !graph_.values[v].is_constant()) slots[v] = Tensor();
-    }
-  }
-  TensorMap result;
-  for (ValueId id : graph_.outputs) result[graph_.values[id].name] = slots[id];
-  return result;
+  Backend& b = *backend_;
+  std::lock_guard<std::mutex> lock(b.mutex);
+  if (!b.program) return run_reference(*graph_, inputs);
+  TensorMap outputs;
+  b.device->run([&] { outputs = b.program->run(inputs, *b.stream); });
+  return outputs;
 }
 
 TensorMap Session::random_inputs(uint64_t seed) const {
   TensorMap inputs;
   std::mt19937_64 rng(seed);
-  for (ValueId id : graph_.inputs) {
-    const Value& v = graph_.values[id];
+  for (ValueId id : graph_->inputs) {
+    const Value& v = graph_->values[id];
     Shape shape = v.shape;
     for (int64_t& d : shape)
       if (d < 0) d = 1;

@@ -37,8 +37,14 @@ struct ModelOptions {
   std::vector<std::string> params;
   bool no_optimize = false;
 
+  std::string devices = "cpu";
+  bool reference = false;
+
   void add_to(CLI::App* cmd) {
     cmd->add_option("model", model, "model: an .onnx file or zoo:NAME (see `hetsched zoo`)")->required();
+    cmd->add_option("--devices", devices, "where to run: cpu, cpu:0-1, ... (see `hetsched devices`)")
+        ->capture_default_str();
+    cmd->add_flag("--reference", reference, "run with the plain C++ reference kernels (the ground truth)");
     cmd->add_option("--shape", shapes, "fix a free input dim: NAME=1x3x224x224 (repeatable)");
     cmd->add_option("--param", params, "zoo model parameter KEY=VALUE, e.g. layers=2 (repeatable)");
     cmd->add_flag("--no-optimize", no_optimize, "skip load-time graph optimisations");
@@ -59,7 +65,26 @@ struct ModelOptions {
     opts.optimize = !no_optimize;
     return opts;
   }
+
+  SessionOptions session_options() const { return SessionOptions{devices, reference}; }
 };
+
+std::string mib(size_t bytes) { return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20)); }
+
+// One line on what runs where, then one per fallback when verbose.
+void print_summary(const ExecutionSummary& s, bool verbose) {
+  if (s.device == "reference") {
+    fmt::print("device: reference kernels, {} nodes\n", s.n_nodes);
+    return;
+  }
+  fmt::print("device {}: {} nodes in {} steps ({} fused), {} reorders, {} on reference kernels; "
+             "intermediates {}, weights {}\n",
+             s.device, s.n_nodes, s.n_steps, s.n_fused_nodes, s.n_reorders, s.n_fallbacks, mib(s.arena_bytes),
+             mib(s.weight_bytes));
+  if (!s.note.empty()) fmt::print("note: {}\n", s.note);
+  if (verbose)
+    for (const auto& f : s.fallbacks) fmt::print("  reference: {}\n", f);
+}
 
 double percentile(std::vector<double> sorted, double p) {
   if (sorted.empty()) return 0;
@@ -79,10 +104,12 @@ struct RunCommand {
   int warmups = 1;
   std::string json_path;
   uint64_t seed = 0;
+  bool verbose = false;
 
   void add_to(CLI::App& app) {
     auto* cmd = app.add_subcommand("run", "run a model and report its latency");
     model.add_to(cmd);
+    cmd->add_flag("-v,--verbose", verbose, "list the nodes that run on reference kernels");
     cmd->add_option("--input", inputs, "input tensor NAME=FILE (.npy or .pb); random data when omitted (repeatable)");
     cmd->add_option("--output-dir", output_dir, "write each output as NAME.npy into this folder");
     cmd->add_option("-n,--iterations", iterations, "timed runs")->check(CLI::NonNegativeNumber)->capture_default_str();
@@ -98,7 +125,7 @@ struct RunCommand {
 
   int execute() {
     auto load_start = Clock::now();
-    Session session = Session::load(model.model, model.load_options());
+    Session session = Session::load(model.model, model.load_options(), model.session_options());
     double load_ms = ms_since(load_start);
     const Graph& g = session.graph();
 
@@ -120,6 +147,7 @@ struct RunCommand {
 
     fmt::print("model: {} ({} nodes, {:.2f} GFLOPs), loaded in {:.1f} ms\n", model.model, g.nodes.size(),
                g.total_flops() / 1e9, load_ms);
+    print_summary(session.summary(), verbose);
     auto first_start = Clock::now();
     TensorMap outputs = session.run(feeds);
     double first_ms = ms_since(first_start);

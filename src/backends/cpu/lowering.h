@@ -1,0 +1,99 @@
+// Lowering one graph node (or a fused group starting at it) to oneDNN.
+//
+// Each op's lowering lives in its own file under src/backends/cpu/ops/ and
+// registers itself with HETSCHED_CPU_LOWERING("OpType", fn). The program
+// compiler calls fn(lowering) for each node in topological order:
+//   - fn returns false, having emitted nothing, when it cannot run this node
+//     (dtype, attribute, rank...): the node then falls back to its reference
+//     kernel. Decide everything first, then emit.
+//   - Otherwise fn reads its inputs through input()/constant_in(), creates
+//     output buffers with output(), and adds one primitive step with emit().
+//     Nodes it fuses (post-ops) are passed to absorb(); their outputs are
+//     then produced by this step.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backends/cpu/program.h"
+
+namespace hetsched::cpu {
+
+// dnnl data type of a dtype; nullopt when oneDNN has none (int64, bool, f64).
+std::optional<dnnl::memory::data_type> dnnl_type(DType dtype);
+// Plain row-major memory desc (format a, ab, abc...).
+dnnl::memory::desc plain_desc(DType dtype, const Shape& shape);
+
+class Lowering {
+ public:
+  Lowering(Program& program, NodeId node) : program_(program), node_id_(node) {}
+
+  const Graph& graph() const { return program_.graph_; }
+  const Node& node() const { return graph().nodes[node_id_]; }
+  NodeId node_id() const { return node_id_; }
+  const dnnl::engine& engine() const { return program_.engine_; }
+
+  // Input i's value, and facts about it.
+  const Value& input_value(size_t i) const { return graph().values[node().inputs.at(i)]; }
+  bool has_input(size_t i) const { return node().input(i) != kNoValue; }
+  bool input_is_constant(size_t i) const { return has_input(i) && input_value(i).is_constant(); }
+  const Tensor& constant(size_t i) const { return *input_value(i).initializer; }
+  // The layout input i is available in now (its first buffer); plain desc
+  // for constants and plain buffers.
+  dnnl::memory::desc input_desc(size_t i);
+
+  // Buffer holding input i in layout `desc` (nullopt: plain), adding a
+  // reorder step when no buffer has it yet. Constants are reordered now.
+  BufferId input(size_t i, const std::optional<dnnl::memory::desc>& desc = std::nullopt);
+  BufferId value_in(ValueId value, const std::optional<dnnl::memory::desc>& desc = std::nullopt);
+  // A constant made by the lowering itself (e.g. a combined bias).
+  BufferId new_constant(Tensor tensor, const std::optional<dnnl::memory::desc>& desc = std::nullopt);
+  // A new buffer for value `value` (an output of this node or of a node it
+  // absorbs) in layout `desc`.
+  BufferId output(ValueId value, const std::optional<dnnl::memory::desc>& desc = std::nullopt);
+  // Makes `value` live in `buffer` too (in-place: e.g. a Conv with a `sum`
+  // post-op writes its result over the residual's buffer).
+  void alias(ValueId value, BufferId buffer);
+  // Makes `value` (plain) a view of `base` (plain, same byte size): no step.
+  void view(ValueId value, BufferId base);
+
+  // A step copying buffer `from` into `to` (same value layout or not).
+  void copy(BufferId from, BufferId to);
+
+  // True when nothing but `reader` will read `value` from now on: every
+  // consumer but `reader` has been compiled and the value is no graph output.
+  bool dies_at(ValueId value, NodeId reader) const;
+
+  // For a lowering that needs no step (views): the node is done.
+  void emit_nothing() { emitted_ = true; }
+
+  void absorb(NodeId node);
+  void emit(dnnl::primitive primitive, std::vector<std::pair<int, BufferId>> args);
+  bool emitted() const { return emitted_; }
+
+  const std::vector<NodeId>& absorbed() const { return absorbed_; }
+
+ private:
+  Program& program_;
+  NodeId node_id_;
+  std::vector<NodeId> absorbed_;
+  bool emitted_ = false;
+};
+
+using LowerFn = bool (*)(Lowering& lowering);
+
+void register_cpu_lowering(const std::string& op_type, LowerFn fn);
+LowerFn find_cpu_lowering(const std::string& op_type);
+std::vector<std::string> cpu_lowering_ops();
+
+struct CpuLoweringRegistrar {
+  CpuLoweringRegistrar(const char* op_type, LowerFn fn) { register_cpu_lowering(op_type, fn); }
+};
+
+}  // namespace hetsched::cpu
+
+#define HETSCHED_CPU_LOWERING(OP_TYPE, FN)                                                          \
+  static ::hetsched::cpu::CpuLoweringRegistrar HETSCHED_CPU_CONCAT(hetsched_cpu_lowering_, __LINE__)( \
+      OP_TYPE, FN)
+#define HETSCHED_CPU_CONCAT_INNER(a, b) a##b
+#define HETSCHED_CPU_CONCAT(a, b) HETSCHED_CPU_CONCAT_INNER(a, b)

@@ -1,0 +1,107 @@
+// Conv on oneDNN: 1-D/2-D/3-D, groups, strides, dilations, pads and
+// auto_pad, float32, constant weights (reordered once into the layout the
+// primitive prefers). Fuses a following residual Add (`sum` post-op, in place
+// over the residual when the residual is read by nothing else) and an
+// activation (`eltwise` post-op), per fusion_group().
+#include "backends/cpu/eltwise.h"
+#include "backends/cpu/lowering.h"
+#include "kernels/reference/nn_common.h"
+
+namespace hetsched::cpu {
+namespace {
+
+using tag = dnnl::memory::format_tag;
+namespace nn = kernels::nn;
+
+bool lower_conv(Lowering& l) {
+  const Graph& g = l.graph();
+  const Node& node = l.node();
+  if (!l.input_is_constant(1) || (l.has_input(2) && !l.input_is_constant(2))) return false;
+  const Value& x = l.input_value(0);
+  const Tensor& w = l.constant(1);
+  if (x.dtype != DType::kFloat32 || w.dtype() != DType::kFloat32) return false;
+  size_t n_spatial = x.shape.size() - 2;
+  if (x.shape.size() < 3 || n_spatial > 3 || w.rank() != static_cast<int64_t>(x.shape.size())) return false;
+  int64_t group = node.attr_int("group", 1);
+  int64_t out_channels = w.dim(0);
+  if (group < 1 || out_channels % group != 0) return false;
+
+  nn::AutoPad auto_pad = nn::read_auto_pad(node);
+  auto strides = nn::read_spatial_ints(node, "strides", n_spatial, 1, 1);
+  auto dilations = nn::read_spatial_ints(node, "dilations", n_spatial, 1, 1);
+  auto pads = nn::read_pads(node, n_spatial);
+  dnnl::memory::dims d_strides, d_dilations, pad_l, pad_r;
+  for (size_t i = 0; i < n_spatial; ++i) {
+    auto geo = nn::axis_geometry(node, auto_pad, x.shape[2 + i], w.dim(static_cast<int64_t>(2 + i)), strides[i],
+                                 dilations[i], pads[i], pads[n_spatial + i], false);
+    d_strides.push_back(strides[i]);
+    d_dilations.push_back(dilations[i] - 1);  // oneDNN counts the gaps
+    pad_l.push_back(geo.pad_begin);
+    pad_r.push_back(geo.pad_end);
+  }
+
+  // Post-ops for the nodes this Conv fuses with.
+  std::vector<NodeId> group_nodes = fusion_group(g, l.node_id());
+  ValueId result = node.outputs[0];
+  ValueId residual = kNoValue;
+  dnnl::post_ops post_ops;
+  for (size_t k = 1; k < group_nodes.size(); ++k) {
+    const Node& fused = g.nodes[group_nodes[k]];
+    if (fused.op_type == "Add") {
+      residual = fused.inputs[0] == result ? fused.inputs[1] : fused.inputs[0];
+      post_ops.append_sum(1.0f);
+    } else {
+      EltwiseSpec spec = *eltwise_spec(g, fused);
+      post_ops.append_eltwise(1.0f, spec.algorithm, spec.alpha, spec.beta);
+    }
+    result = fused.outputs[0];
+  }
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(post_ops);
+
+  // Weights: ONNX [O, I/g, k...] is goi[k] in memory with g split off O.
+  dnnl::memory::dims w_dims(w.shape().begin(), w.shape().end());
+  if (group > 1) {
+    w_dims[0] = out_channels / group;
+    w_dims.insert(w_dims.begin(), group);
+  }
+  const Value& y = g.values[node.outputs[0]];
+  auto any = [](const dnnl::memory::dims& dims) { return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag::any); };
+  dnnl::memory::dims src_dims(x.shape.begin(), x.shape.end()), dst_dims(y.shape.begin(), y.shape.end());
+  dnnl::memory::desc bias_desc;
+  if (l.has_input(2)) bias_desc = dnnl::memory::desc({out_channels}, dnnl::memory::data_type::f32, tag::a);
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                       any(src_dims), any(w_dims), bias_desc, any(dst_dims), d_strides,
+                                       d_dilations, pad_l, pad_r);
+  dnnl::convolution_forward::primitive_desc pd(desc, attr, l.engine());
+
+  // Everything is decided: emit.
+  BufferId src = l.input(0, pd.src_desc());
+  BufferId weights = l.new_constant(w.reshaped(Shape(w_dims.begin(), w_dims.end())), pd.weights_desc());
+  BufferId dst;
+  if (residual != kNoValue) {
+    // `sum` accumulates into dst: dst starts as the residual, in dst's layout.
+    BufferId res = l.value_in(residual, pd.dst_desc());
+    NodeId add = group_nodes[1];
+    if (l.dies_at(residual, add)) {
+      dst = res;
+      l.alias(result, dst);
+    } else {
+      dst = l.output(result, pd.dst_desc());
+      l.copy(res, dst);
+    }
+  } else {
+    dst = l.output(result, pd.dst_desc());
+  }
+  std::vector<std::pair<int, BufferId>> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
+  if (l.has_input(2)) args.push_back({DNNL_ARG_BIAS, l.input(2, pd.bias_desc())});
+  for (size_t k = 1; k < group_nodes.size(); ++k) l.absorb(group_nodes[k]);
+  l.emit(dnnl::convolution_forward(pd), std::move(args));
+  return true;
+}
+
+}  // namespace
+
+HETSCHED_CPU_LOWERING("Conv", lower_conv);
+
+}  // namespace hetsched::cpu

@@ -1,0 +1,456 @@
+#include "backends/cpu/program.h"
+
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "backends/cpu/lowering.h"
+#include "backends/cpu/memory_plan.h"
+#include "kernels/kernel.h"
+
+namespace hetsched::cpu {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+// ---------------------------------------------------------------- registry
+
+namespace {
+std::map<std::string, LowerFn>& lowerings() {
+  static std::map<std::string, LowerFn> table;
+  return table;
+}
+}  // namespace
+
+void register_cpu_lowering(const std::string& op_type, LowerFn fn) { lowerings()[op_type] = fn; }
+
+LowerFn find_cpu_lowering(const std::string& op_type) {
+  auto it = lowerings().find(op_type);
+  return it == lowerings().end() ? nullptr : it->second;
+}
+
+std::vector<std::string> cpu_lowering_ops() {
+  std::vector<std::string> ops;
+  for (const auto& [op, fn] : lowerings()) ops.push_back(op);
+  return ops;
+}
+
+// ---------------------------------------------------------------- layouts
+
+std::optional<dt> dnnl_type(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return dt::f32;
+    case DType::kInt32: return dt::s32;
+    case DType::kInt8: return dt::s8;
+    case DType::kUInt8: return dt::u8;
+    default: return std::nullopt;
+  }
+}
+
+dnnl::memory::desc plain_desc(DType dtype, const Shape& shape) {
+  auto type = dnnl_type(dtype);
+  if (!type) throw Error(ErrorCode::kRuntime, fmt::format("oneDNN has no {} type", dtype_name(dtype)));
+  dnnl::memory::dims dims(shape.begin(), shape.end());
+  if (dims.empty()) dims = {1};  // oneDNN has no rank-0 memory
+  dnnl::memory::dims strides(dims.size(), 1);
+  for (size_t i = dims.size() - 1; i-- > 0;) strides[i] = strides[i + 1] * dims[i + 1];
+  return dnnl::memory::desc(dims, *type, strides);
+}
+
+namespace {
+
+dnnl::memory::desc buffer_desc(const Buffer& b) { return b.layout ? *b.layout : plain_desc(b.dtype, b.shape); }
+
+// A layout equal to the plain one is stored as plain (nullopt).
+std::optional<dnnl::memory::desc> normalize(DType dtype, const Shape& shape,
+                                            const std::optional<dnnl::memory::desc>& desc) {
+  if (!desc || !dnnl_type(dtype)) return std::nullopt;
+  if (*desc == plain_desc(dtype, shape)) return std::nullopt;
+  return desc;
+}
+
+bool same_layout(const std::optional<dnnl::memory::desc>& a, const std::optional<dnnl::memory::desc>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a || *a == *b;
+}
+
+bool is_write_arg(int arg) {
+  return arg == DNNL_ARG_DST || arg == DNNL_ARG_DST_1 || arg == DNNL_ARG_DST_2 || arg == DNNL_ARG_SCRATCHPAD ||
+         arg == DNNL_ARG_WORKSPACE;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- Lowering
+
+dnnl::memory::desc Lowering::input_desc(size_t i) {
+  const Value& v = input_value(i);
+  const auto& buffers = program_.value_buffers_[node().inputs[i]];
+  if (v.is_constant() || buffers.empty()) return plain_desc(v.dtype, v.shape);
+  return buffer_desc(program_.buffers_[buffers.front()]);
+}
+
+BufferId Lowering::input(size_t i, const std::optional<dnnl::memory::desc>& desc) {
+  return value_in(node().inputs.at(i), desc);
+}
+
+BufferId Lowering::new_constant(Tensor tensor, const std::optional<dnnl::memory::desc>& desc) {
+  auto& buffers = program_.buffers_;
+  Buffer b;
+  b.dtype = tensor.dtype();
+  b.shape = tensor.shape();
+  b.kind = BufferKind::kConstant;
+  b.layout = normalize(b.dtype, b.shape, desc);
+  if (b.is_plain()) {
+    b.size = tensor.nbytes();
+    b.constant = std::move(tensor);
+  } else {
+    // Reorder now, once: weights live in the primitive's preferred layout.
+    b.size = b.layout->get_size();
+    b.constant = Tensor(DType::kUInt8, {static_cast<int64_t>(b.size)});
+    dnnl::memory src(plain_desc(tensor.dtype(), tensor.shape()), engine(), tensor.raw());
+    dnnl::memory dst(*b.layout, engine(), b.constant.raw());
+    dnnl::stream stream(engine());
+    dnnl::reorder(src, dst).execute(stream, src, dst);
+    stream.wait();
+  }
+  program_.stats_.constant_bytes += b.size;
+  buffers.push_back(std::move(b));
+  return static_cast<BufferId>(buffers.size() - 1);
+}
+
+BufferId Lowering::value_in(ValueId value, const std::optional<dnnl::memory::desc>& desc) {
+  const Value& v = graph().values[value];
+  auto layout = normalize(v.dtype, v.shape, desc);
+  auto& held = program_.value_buffers_[value];
+  for (BufferId id : held)
+    if (same_layout(program_.buffers_[id].layout, layout)) return id;
+  if (v.is_constant()) {
+    BufferId id = new_constant(*v.initializer, layout);
+    program_.buffers_[id].value = value;
+    program_.value_buffers_[value].push_back(id);
+    return id;
+  }
+  if (held.empty())
+    throw Error(ErrorCode::kRuntime, fmt::format("cpu program: value '{}' is read before it is produced", v.name));
+  // Another layout of a value already computed: a reorder step.
+  BufferId src = held.front();
+  Buffer b;
+  b.value = value;
+  b.dtype = v.dtype;
+  b.shape = v.shape;
+  b.layout = layout;
+  b.size = buffer_desc(b).get_size();
+  auto& buffers = program_.buffers_;
+  buffers.push_back(b);
+  BufferId dst = static_cast<BufferId>(buffers.size() - 1);
+  program_.value_buffers_[value].push_back(dst);
+  copy(src, dst);
+  return dst;
+}
+
+void Lowering::copy(BufferId from, BufferId to) {
+  const auto& buffers = program_.buffers_;
+  const Buffer& src = buffers[from];
+  const Buffer& dst = buffers[to];
+  Step step;
+  step.label = fmt::format("reorder '{}' from {} to {}", graph().values[src.value].name,
+                           src.layout ? "blocked" : "plain", dst.layout ? "blocked" : "plain");
+  if (src.is_plain() && dst.is_plain()) {
+    // Same bytes in the same order, whatever the dtype: a memcpy.
+    size_t bytes = dst.size;
+    step.host = [bytes](const std::vector<void*>& ptrs) { std::memcpy(ptrs[1], ptrs[0], bytes); };
+    step.args = {{0, from}, {0, to}};
+  } else {
+    dnnl::reorder::primitive_desc pd(engine(), buffer_desc(src), engine(), buffer_desc(dst));
+    step.primitive = dnnl::reorder(pd);
+    step.args = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+  }
+  step.reads = {from};
+  step.writes = {to};
+  program_.steps_.push_back(std::move(step));
+  ++program_.stats_.n_reorders;
+}
+
+BufferId Lowering::output(ValueId value, const std::optional<dnnl::memory::desc>& desc) {
+  const Value& v = graph().values[value];
+  Buffer b;
+  b.value = value;
+  b.dtype = v.dtype;
+  b.shape = v.shape;
+  b.layout = normalize(v.dtype, v.shape, desc);
+  b.size = b.layout ? b.layout->get_size() : static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype);
+  auto& buffers = program_.buffers_;
+  buffers.push_back(std::move(b));
+  BufferId id = static_cast<BufferId>(buffers.size() - 1);
+  program_.value_buffers_[value].insert(program_.value_buffers_[value].begin(), id);
+  return id;
+}
+
+void Lowering::view(ValueId value, BufferId base) {
+  auto& buffers = program_.buffers_;
+  while (buffers[base].kind == BufferKind::kView) base = buffers[base].view_of;
+  const Value& v = graph().values[value];
+  Buffer b;
+  b.value = value;
+  b.dtype = v.dtype;
+  b.shape = v.shape;
+  b.kind = BufferKind::kView;
+  b.view_of = base;
+  b.size = buffers[base].size;
+  buffers.push_back(std::move(b));
+  program_.value_buffers_[value].insert(program_.value_buffers_[value].begin(),
+                                        static_cast<BufferId>(buffers.size() - 1));
+}
+
+void Lowering::alias(ValueId value, BufferId buffer) {
+  program_.value_buffers_[value].insert(program_.value_buffers_[value].begin(), buffer);
+}
+
+bool Lowering::dies_at(ValueId value, NodeId reader) const {
+  if (graph().is_graph_output(value) || graph().is_graph_input(value) || graph().values[value].is_constant())
+    return false;
+  for (NodeId c : graph().values[value].consumers)
+    if (c != reader && !program_.compiled_[c]) return false;
+  return true;
+}
+
+void Lowering::absorb(NodeId node) { absorbed_.push_back(node); }
+
+void Lowering::emit(dnnl::primitive primitive, std::vector<std::pair<int, BufferId>> args) {
+  Step step;
+  step.label = node().label();
+  step.nodes = {node_id_};
+  for (NodeId n : absorbed_) {
+    step.label += " + " + graph().nodes[n].label();
+    step.nodes.push_back(n);
+  }
+  step.primitive = std::move(primitive);
+  for (const auto& [arg, buffer] : args) (is_write_arg(arg) ? step.writes : step.reads).push_back(buffer);
+  step.args = std::move(args);
+  program_.steps_.push_back(std::move(step));
+  emitted_ = true;
+}
+
+// ---------------------------------------------------------------- compile
+
+namespace {
+
+// Runs `node` with its reference kernel on plain buffers.
+void emit_reference(Lowering& lowering, std::vector<Step>& steps, std::vector<Buffer>& buffers,
+                    const std::string& reason, ProgramStats& stats) {
+  const Node& node = lowering.node();
+  const auto* kernel = kernels::find_reference_kernel(node.op_type);
+  Step step;
+  step.label = node.label() + " (reference)";
+  step.nodes = {lowering.node_id()};
+  std::vector<BufferId> ins, outs;
+  for (size_t i = 0; i < node.inputs.size(); ++i)
+    ins.push_back(node.inputs[i] == kNoValue ? kNoBuffer : lowering.input(i));
+  for (ValueId v : node.outputs) outs.push_back(v == kNoValue ? kNoBuffer : lowering.output(v));
+  for (BufferId b : ins) step.args.emplace_back(0, b);
+  for (BufferId b : outs) step.args.emplace_back(0, b);
+  for (BufferId b : ins)
+    if (b != kNoBuffer) step.reads.push_back(b);
+  for (BufferId b : outs)
+    if (b != kNoBuffer) step.writes.push_back(b);
+  // Shapes and dtypes are fixed at compile time; the kernel gets wrapping tensors.
+  std::vector<std::pair<DType, Shape>> in_types, out_types;
+  for (BufferId b : ins) in_types.emplace_back(b == kNoBuffer ? DType::kUndefined : buffers[b].dtype,
+                                               b == kNoBuffer ? Shape{} : buffers[b].shape);
+  for (BufferId b : outs) out_types.emplace_back(b == kNoBuffer ? DType::kUndefined : buffers[b].dtype,
+                                                 b == kNoBuffer ? Shape{} : buffers[b].shape);
+  const Node* node_ptr = &node;
+  size_t n_in = ins.size();
+  step.host = [kernel, node_ptr, in_types, out_types, n_in](const std::vector<void*>& ptrs) {
+    std::vector<Tensor> inputs(n_in);
+    std::vector<const Tensor*> args(n_in, nullptr);
+    for (size_t i = 0; i < n_in; ++i) {
+      if (!ptrs[i]) continue;
+      inputs[i] = Tensor::wrap(in_types[i].first, in_types[i].second, ptrs[i]);
+      args[i] = &inputs[i];
+    }
+    std::vector<Tensor> results = kernel->compute(*node_ptr, args);
+    for (size_t o = 0; o < out_types.size(); ++o) {
+      void* dst = ptrs[n_in + o];
+      if (!dst) continue;
+      const Tensor& r = results.at(o);
+      if (r.shape() != out_types[o].second || r.dtype() != out_types[o].first)
+        throw Error(ErrorCode::kRuntime,
+                    fmt::format("{}: produced {} where the graph says {} {}", node_ptr->label(), r.description(),
+                                dtype_name(out_types[o].first), shape_to_string(out_types[o].second)));
+      std::memcpy(dst, r.raw(), r.nbytes());
+    }
+  };
+  steps.push_back(std::move(step));
+  ++stats.n_fallbacks;
+  stats.fallbacks.push_back(node.label() + ": " + reason);
+}
+
+}  // namespace
+
+std::unique_ptr<Program> Program::compile(const Graph& graph, const dnnl::engine& engine) {
+  for (const Value& v : graph.values)
+    if (!v.is_constant() && !v.shape_is_static())
+      throw Error(ErrorCode::kUnsupported,
+                  fmt::format("the CPU backend needs static shapes; value '{}' has shape {} (fix input dims with "
+                              "--shape)",
+                              v.name, v.has_shape ? shape_to_string(v.shape) : "of unknown rank"));
+  std::unique_ptr<Program> program(new Program(graph, engine));
+  Program& p = *program;
+  p.value_buffers_.assign(graph.values.size(), {});
+  p.compiled_.assign(graph.nodes.size(), false);
+  p.stats_.n_nodes = static_cast<int>(graph.nodes.size());
+
+  // Pass 1: graph inputs are read in place.
+  for (ValueId id : graph.inputs) {
+    const Value& v = graph.values[id];
+    Buffer b;
+    b.value = id;
+    b.dtype = v.dtype;
+    b.shape = v.shape;
+    b.kind = BufferKind::kGraphInput;
+    b.size = static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype);
+    p.buffers_.push_back(std::move(b));
+    p.value_buffers_[id].push_back(static_cast<BufferId>(p.buffers_.size() - 1));
+  }
+
+  // Pass 2: each node, in topological order, through its lowering or its
+  // reference kernel.
+  for (NodeId n = 0; n < static_cast<NodeId>(graph.nodes.size()); ++n) {
+    if (p.compiled_[n]) continue;  // absorbed by an earlier node
+    const Node& node = graph.nodes[n];
+    Lowering lowering(p, n);
+    LowerFn fn = find_cpu_lowering(node.op_type);
+    std::string reason = "no oneDNN lowering";
+    if (fn) {
+      size_t steps_before = p.steps_.size();
+      if (fn(lowering)) {
+        for (NodeId a : lowering.absorbed()) p.compiled_[a] = true;
+        p.stats_.n_fused_nodes += static_cast<int>(lowering.absorbed().size());
+        p.compiled_[n] = true;
+        continue;
+      }
+      if (p.steps_.size() != steps_before || lowering.emitted())
+        throw Error(ErrorCode::kRuntime, node.label() + ": CPU lowering declined after emitting steps");
+      reason = "oneDNN lowering declined (dtype, attributes or shapes)";
+    }
+    Lowering fallback(p, n);
+    emit_reference(fallback, p.steps_, p.buffers_, reason, p.stats_);
+    p.compiled_[n] = true;
+  }
+
+  // Pass 3: graph outputs in plain layout, written into the caller's tensors.
+  for (ValueId id : graph.outputs) {
+    const Value& v = graph.values[id];
+    if (v.is_constant() || graph.is_graph_input(id)) continue;  // copied at run time
+    Lowering outputs(p, kNoNode);
+    BufferId b = outputs.value_in(id);
+    if (p.buffers_[b].kind == BufferKind::kView || p.buffers_[b].kind == BufferKind::kGraphOutput) {
+      // The bytes belong to another value (or output): copy them out.
+      BufferId copy = outputs.output(id);
+      outputs.copy(b, copy);
+      b = copy;
+    }
+    if (p.buffers_[b].kind == BufferKind::kArena) {
+      p.buffers_[b].kind = BufferKind::kGraphOutput;
+      p.buffers_[b].value = id;  // an in-place buffer first held another value
+    }
+  }
+  p.finish();
+  return program;
+}
+
+void Program::finish() {
+  // Liveness of arena buffers, in step indices.
+  for (int s = 0; s < static_cast<int>(steps_.size()); ++s) {
+    auto touch = [&](BufferId id) {
+      while (buffers_[id].kind == BufferKind::kView) id = buffers_[id].view_of;
+      Buffer& b = buffers_[id];
+      if (b.first_step < 0) b.first_step = s;
+      b.last_step = s;
+    };
+    for (BufferId id : steps_[s].reads) touch(id);
+    for (BufferId id : steps_[s].writes) touch(id);
+  }
+  std::vector<BufferLifetime> lifetimes;
+  std::vector<BufferId> arena_ids;
+  for (BufferId id = 0; id < static_cast<BufferId>(buffers_.size()); ++id) {
+    const Buffer& b = buffers_[id];
+    if (b.kind != BufferKind::kArena || b.first_step < 0) continue;
+    lifetimes.push_back({b.size, b.first_step, b.last_step});
+    arena_ids.push_back(id);
+  }
+  ArenaPlan plan = plan_arena(lifetimes);
+  for (size_t i = 0; i < arena_ids.size(); ++i) buffers_[arena_ids[i]].offset = plan.offsets[i];
+  stats_.arena_bytes = plan.total;
+  size_t alloc = std::max<size_t>(64, (plan.total + 63) / 64 * 64);
+  arena_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(std::aligned_alloc(64, alloc)),
+                                      [](std::byte* q) { std::free(q); });
+  if (!arena_)
+    throw Error(ErrorCode::kRuntime, fmt::format("cannot allocate the {}-byte arena for intermediate values", alloc));
+
+  pointers_.assign(buffers_.size(), nullptr);
+  memories_.assign(buffers_.size(), dnnl::memory());
+  for (BufferId id = 0; id < static_cast<BufferId>(buffers_.size()); ++id) {
+    Buffer& b = buffers_[id];
+    if (b.kind == BufferKind::kArena) pointers_[id] = arena_.get() + b.offset;
+    if (b.kind == BufferKind::kConstant) pointers_[id] = b.constant.raw();
+    if (b.kind == BufferKind::kView) pointers_[id] = pointers_[b.view_of];  // roots come first
+    if (dnnl_type(b.dtype)) memories_[id] = dnnl::memory(buffer_desc(b), engine_, pointers_[id] ? pointers_[id] : DNNL_MEMORY_NONE);
+  }
+  step_args_.assign(steps_.size(), {});
+  host_args_.assign(steps_.size(), {});
+  for (size_t s = 0; s < steps_.size(); ++s)
+    if (steps_[s].primitive)
+      for (const auto& [arg, id] : steps_[s].args) step_args_[s][arg] = memories_[id];
+  stats_.n_steps = static_cast<int>(steps_.size());
+}
+
+TensorMap Program::run(const TensorMap& inputs, dnnl::stream& stream) {
+  // Graph inputs are read in place; graph outputs written into new tensors.
+  for (BufferId id = 0; id < static_cast<BufferId>(buffers_.size()); ++id) {
+    Buffer& b = buffers_[id];
+    if (b.kind != BufferKind::kGraphInput) continue;
+    const Tensor& t = inputs.at(graph_.values[b.value].name);
+    pointers_[id] = const_cast<void*>(t.raw());
+    if (memories_[id]) memories_[id].set_data_handle(pointers_[id]);
+  }
+  TensorMap outputs;
+  for (BufferId id = 0; id < static_cast<BufferId>(buffers_.size()); ++id) {
+    Buffer& b = buffers_[id];
+    if (b.kind != BufferKind::kGraphOutput) continue;
+    Tensor t(b.dtype, b.shape);
+    pointers_[id] = t.raw();
+    if (memories_[id]) memories_[id].set_data_handle(pointers_[id]);
+    outputs[graph_.values[b.value].name] = std::move(t);
+  }
+  for (BufferId id = 0; id < static_cast<BufferId>(buffers_.size()); ++id) {
+    if (buffers_[id].kind != BufferKind::kView) continue;
+    pointers_[id] = pointers_[buffers_[id].view_of];
+    if (memories_[id]) memories_[id].set_data_handle(pointers_[id]);
+  }
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    Step& step = steps_[s];
+    if (step.primitive) {
+      step.primitive->execute(stream, step_args_[s]);
+      continue;
+    }
+    std::vector<void*>& ptrs = host_args_[s];
+    ptrs.clear();
+    for (const auto& [arg, id] : step.args) ptrs.push_back(id == kNoBuffer ? nullptr : pointers_[id]);
+    stream.wait();  // host code reads what primitives wrote
+    step.host(ptrs);
+  }
+  stream.wait();
+  for (ValueId id : graph_.outputs) {
+    const Value& v = graph_.values[id];
+    if (v.is_constant()) outputs[v.name] = v.initializer->clone();
+    else if (graph_.is_graph_input(id)) outputs[v.name] = inputs.at(v.name).clone();
+  }
+  return outputs;
+}
+
+}  // namespace hetsched::cpu
