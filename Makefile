@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test clean
+.PHONY: all deps build demo test bench clean
 
 all: build
 
@@ -23,6 +23,10 @@ demo: build
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+# hetsched against PyTorch on CPU (minutes; see bench/README.md).
+bench: build
+	/usr/bin/python3 bench/cpu_vs_pytorch.py --hetsched $(BUILD_DIR)/hetsched
 
 clean:
 	rm -rf $(BUILD_DIR)

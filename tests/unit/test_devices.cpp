@@ -1,6 +1,5 @@
 // Devices: --devices parsing, describe_machine(), CpuDevice workers (pinning,
 // OpenMP thread count, exceptions, ordering, concurrency) and `hetsched devices`.
-#include <dlfcn.h>
 #include <sched.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
@@ -15,6 +14,7 @@
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <omp.h>
 #include <nlohmann/json.hpp>
 
 #include "backends/cpu/cpu_device.h"
@@ -241,15 +241,6 @@ TEST(MachineInfoTest, UsableCoresMatchTheAffinityMask) {
 
 // ---------------------------------------------------------------- CpuDevice
 
-// omp_get_max_threads, looked up at run time: the test binary does not link
-// OpenMP itself, but libhetsched loads the runtime the devices use.
-int omp_max_threads() {
-  using Fn = int (*)();
-  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
-  if (!fn) ADD_FAILURE() << "the OpenMP runtime is not loaded";
-  return fn ? fn() : -1;
-}
-
 DeviceSpec cpu_spec(std::vector<int> cores) {
   DeviceSpec spec;
   spec.cores = std::move(cores);
@@ -266,7 +257,7 @@ TEST(CpuDeviceTest, RunsPinnedWithOneOpenMPThreadPerCore) {
     std::thread::id seen_id;
     device.run([&] {
       seen_affinity = thread_affinity();
-      seen_threads = omp_max_threads();
+      seen_threads = omp_get_max_threads();
       seen_id = std::this_thread::get_id();
     });
     EXPECT_EQ(seen_affinity, cores);

@@ -17,6 +17,7 @@
 #include "hetsched/session.h"
 #include "hetsched/tensor_io.h"
 #include "hetsched/zoo.h"
+#include "devices_command.h"
 #include "kernels/kernel.h"
 
 namespace fs = std::filesystem;
@@ -228,6 +229,8 @@ struct ConformanceCommand {
   bool verbose = false;
   double rtol = 1e-3, atol = 1e-7;
   int min_passed = 0;
+  std::string devices = "cpu";
+  bool reference = false;
   int exit_code = 0;
 
   void add_to(CLI::App& app) {
@@ -239,6 +242,8 @@ struct ConformanceCommand {
     cmd->add_option("--rtol", rtol, "relative tolerance")->capture_default_str();
     cmd->add_option("--atol", atol, "absolute tolerance")->capture_default_str();
     cmd->add_option("--min-passed", min_passed, "fail unless at least this many tests pass");
+    cmd->add_option("--devices", devices, "where to run each test (see `hetsched devices`)")->capture_default_str();
+    cmd->add_flag("--reference", reference, "run on the reference kernels");
     cmd->callback([this] { exit_code = execute(); });
   }
 
@@ -307,7 +312,7 @@ struct ConformanceCommand {
       std::string test = c.filename().string();
       std::optional<Session> session;
       try {
-        session.emplace(Session::load((c / "model.onnx").string()));
+        session.emplace(Session::load((c / "model.onnx").string(), {}, SessionOptions{devices, reference}));
       } catch (const Error& e) {
         if (e.code() == ErrorCode::kUnsupported) {
           ++skipped;
@@ -404,6 +409,8 @@ int main(int argc, char** argv) {
   conformance.add_to(app);
   demo.add_to(app);
   lists.add_to(app);
+  int devices_exit_code = 0;
+  add_devices_command(app, &devices_exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -418,5 +425,5 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "hetsched: error: {}\n", e.what());
     return 1;
   }
-  return run.exit_code | export_cmd.exit_code | conformance.exit_code | demo.exit_code;
+  return run.exit_code | export_cmd.exit_code | conformance.exit_code | demo.exit_code | devices_exit_code;
 }

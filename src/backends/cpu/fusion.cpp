@@ -19,11 +19,48 @@ NodeId only_consumer(const Graph& graph, ValueId value) {
 
 bool is_float32(const Graph& graph, ValueId id) { return id != kNoValue && graph.values[id].dtype == DType::kFloat32; }
 
+// MatMul and Gemm (float32): a MatMul followed by an Add of a constant bias
+// vector (shape [.., 1, N] or [N], not changing the output's shape; oneDNN's
+// bias), then an activation (an `eltwise` post-op); a Gemm followed by an
+// activation. Each only when it is the sole reader of what precedes it.
+std::vector<NodeId> matmul_group(const Graph& graph, NodeId node) {
+  std::vector<NodeId> group = {node};
+  const Node& head = graph.nodes[node];
+  if (head.outputs.empty() || !is_float32(graph, head.outputs[0])) return group;
+  ValueId out = head.outputs[0];
+  NodeId next = only_consumer(graph, out);
+  if (head.op_type == "MatMul" && next != kNoNode && graph.nodes[next].op_type == "Add" &&
+      graph.nodes[next].inputs.size() == 2) {
+    const Node& add = graph.nodes[next];
+    const Value& mm = graph.values[out];
+    ValueId other = add.inputs[0] == out ? add.inputs[1] : add.inputs[0];
+    const Value& bias = graph.values[other];
+    bool ok = add.inputs[0] != add.inputs[1] && bias.is_constant() && bias.dtype == DType::kFloat32 &&
+              mm.shape.size() >= 2 && bias.shape.size() <= mm.shape.size() && is_float32(graph, add.outputs[0]) &&
+              graph.values[add.outputs[0]].shape == mm.shape;
+    for (ValueId in : head.inputs) ok = ok && in != kNoValue && graph.values[in].shape.size() >= 2;
+    for (size_t i = 0; ok && i < bias.shape.size(); ++i) {
+      int64_t d = bias.shape[bias.shape.size() - 1 - i];
+      ok = d == 1 || (i == 0 && d == mm.shape.back());
+    }
+    if (ok) {
+      group.push_back(next);
+      out = add.outputs[0];
+      next = only_consumer(graph, out);
+    }
+  }
+  if (next != kNoNode && graph.nodes[next].input(0) == out && eltwise_spec(graph, graph.nodes[next]) &&
+      is_float32(graph, graph.nodes[next].outputs[0]))
+    group.push_back(next);
+  return group;
+}
+
 }  // namespace
 
 std::vector<NodeId> fusion_group(const Graph& graph, NodeId node) {
   std::vector<NodeId> group = {node};
   const Node& head = graph.nodes[node];
+  if (head.op_type == "MatMul" || head.op_type == "Gemm") return matmul_group(graph, node);
   if (head.op_type != "Conv" || head.outputs.empty()) return group;
   ValueId out = head.outputs[0];
   // A residual Add of the same shape (oneDNN's `sum` post-op).
@@ -43,7 +80,8 @@ std::vector<NodeId> fusion_group(const Graph& graph, NodeId node) {
     }
   }
   // Then an activation (an `eltwise` post-op).
-  if (next != kNoNode && eltwise_spec(graph, graph.nodes[next]) && is_float32(graph, graph.nodes[next].outputs[0]))
+  if (next != kNoNode && graph.nodes[next].input(0) == out && eltwise_spec(graph, graph.nodes[next]) &&
+      is_float32(graph, graph.nodes[next].outputs[0]))
     group.push_back(next);
   return group;
 }

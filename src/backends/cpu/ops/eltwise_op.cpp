@@ -1,0 +1,73 @@
+// Standalone activations on oneDNN (those no Conv absorbed as a post-op):
+// every op eltwise_spec() maps (Relu, LeakyRelu, Sigmoid, Tanh, HardSwish,
+// Elu, Exp, Log, Sqrt, Abs, Softplus, Mish, Neg, Clip, Gelu) runs as an
+// eltwise primitive in the input's layout, so blocked data stays blocked.
+//
+// Supported: float32. Refused: other dtypes (the reference kernels also take
+// integers for Relu, Neg, Abs, Clip); Clip with a bound that is not a
+// float32 constant scalar, or with min > max; Gelu with an approximate other
+// than none/tanh; empty tensors.
+#include "backends/cpu/eltwise.h"
+#include "backends/cpu/lowering.h"
+
+namespace hetsched::cpu {
+namespace {
+
+bool lower_eltwise(Lowering& l) {
+  const Node& node = l.node();
+  const Graph& g = l.graph();
+  if (!l.has_input(0) || node.outputs.size() != 1 || node.outputs[0] == kNoValue) return false;
+  const Value& x = l.input_value(0);
+  const Value& y = g.values[node.outputs[0]];
+  if (x.dtype != DType::kFloat32 || y.dtype != DType::kFloat32 || y.shape != x.shape) return false;
+  if (shape_numel(x.shape) == 0) return false;
+  if (node.op_type == "Gelu") {
+    std::string approximate = node.attr_string("approximate", "none");
+    if (approximate != "none" && approximate != "tanh") return false;
+  }
+  if (node.op_type == "Clip") {
+    // eltwise_spec reads attributes before opset 11, inputs after: the node
+    // must have the form its opset says.
+    bool has_attrs = node.has_attr("min") || node.has_attr("max");
+    bool has_inputs = node.input(1) != kNoValue || node.input(2) != kNoValue;
+    if (node.opset < 11 ? has_inputs : has_attrs) return false;
+    for (size_t i = 1; i < 3; ++i)
+      if (node.input(i) != kNoValue && g.values[node.input(i)].dtype != DType::kFloat32) return false;
+  }
+  auto spec = eltwise_spec(g, node);
+  if (!spec) return false;
+  if (node.op_type == "Clip" && !(spec->alpha <= spec->beta)) return false;
+
+  dnnl::eltwise_forward::primitive_desc pd;
+  try {
+    dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, spec->algorithm, l.input_desc(0),
+                                     spec->alpha, spec->beta);
+    pd = dnnl::eltwise_forward::primitive_desc(desc, l.engine());
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  BufferId src = l.input(0, pd.src_desc());
+  BufferId dst = l.output(node.outputs[0], pd.dst_desc());
+  l.emit(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+  return true;
+}
+
+}  // namespace
+
+HETSCHED_CPU_LOWERING("Relu", lower_eltwise);
+HETSCHED_CPU_LOWERING("LeakyRelu", lower_eltwise);
+HETSCHED_CPU_LOWERING("Sigmoid", lower_eltwise);
+HETSCHED_CPU_LOWERING("Tanh", lower_eltwise);
+HETSCHED_CPU_LOWERING("HardSwish", lower_eltwise);
+HETSCHED_CPU_LOWERING("Elu", lower_eltwise);
+HETSCHED_CPU_LOWERING("Exp", lower_eltwise);
+HETSCHED_CPU_LOWERING("Log", lower_eltwise);
+HETSCHED_CPU_LOWERING("Sqrt", lower_eltwise);
+HETSCHED_CPU_LOWERING("Abs", lower_eltwise);
+HETSCHED_CPU_LOWERING("Softplus", lower_eltwise);
+HETSCHED_CPU_LOWERING("Mish", lower_eltwise);
+HETSCHED_CPU_LOWERING("Neg", lower_eltwise);
+HETSCHED_CPU_LOWERING("Clip", lower_eltwise);
+HETSCHED_CPU_LOWERING("Gelu", lower_eltwise);
+
+}  // namespace hetsched::cpu
