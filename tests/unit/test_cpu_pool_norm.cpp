@@ -5,13 +5,13 @@
 // random inputs must agree to 1e-4 (relative), and the nodes must really run
 // on oneDNN (no fallback, or exactly the refused ones). Several models put a
 // Conv first so that the op under test reads a blocked layout.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-#include <gtest/gtest.h>
 
 #include "hetsched/session.h"
 #include "onnx_model_util.h"
@@ -211,6 +211,20 @@ TEST(CpuPoolNorm, MaxPool) {
   }
 }
 
+TEST(CpuPoolNorm, MaxPoolInt8) {
+  for (int32_t type : {onnx::TensorProto_DataType_INT8, onnx::TensorProto_DataType_UINT8}) {
+    Model m(12);
+    m.input("x", {2, 3, 9, 8}, type);
+    auto& n = m.node("MaxPool", {"x"}, {"y"});
+    Model::ints(n, "kernel_shape", {3, 3});
+    Model::ints(n, "strides", {2, 2});
+    Model::ints(n, "pads", {1, 1, 1, 1});
+    Model::integer(n, "ceil_mode", 1);
+    m.output("y", 4, type);
+    check(m, type == onnx::TensorProto_DataType_INT8 ? "max_int8" : "max_uint8");
+  }
+}
+
 TEST(CpuPoolNorm, MaxPoolIndicesOutputFallsBack) {
   Model m(12);
   m.input("x", {1, 3, 8, 8});
@@ -276,7 +290,8 @@ TEST(CpuPoolNorm, GlobalPools) {
 
 TEST(CpuPoolNorm, BatchNormalization) {
   // Standalone (nothing to fold into), on plain data of ranks 2 to 5.
-  for (std::vector<int64_t> dims : std::vector<std::vector<int64_t>>{{4, 6}, {2, 6, 9}, {2, 6, 5, 7}, {1, 6, 3, 4, 5}}) {
+  for (std::vector<int64_t> dims :
+       std::vector<std::vector<int64_t>>{{4, 6}, {2, 6, 9}, {2, 6, 5, 7}, {1, 6, 3, 4, 5}}) {
     Model m;
     m.input("x", dims);
     m.init("scale", {6});
@@ -327,9 +342,8 @@ TEST(CpuPoolNorm, Activations) {
     float alpha;  // NaN: no alpha attribute
   };
   const std::vector<Case> cases = {
-      {"Relu", 14, NAN},      {"LeakyRelu", 16, 0.2f}, {"Sigmoid", 13, NAN}, {"Tanh", 13, NAN},
-      {"HardSwish", 14, NAN}, {"Elu", 6, 0.7f},        {"Exp", 13, NAN},     {"Abs", 13, NAN},
-      {"Softplus", 1, NAN},   {"Neg", 13, NAN},
+      {"Relu", 14, NAN}, {"LeakyRelu", 16, 0.2f}, {"Sigmoid", 13, NAN}, {"Tanh", 13, NAN},    {"HardSwish", 14, NAN},
+      {"Elu", 6, 0.7f},  {"Exp", 13, NAN},        {"Abs", 13, NAN},     {"Softplus", 1, NAN}, {"Neg", 13, NAN},
   };
   for (const auto& c : cases) {
     for (bool blocked : {false, true}) {
@@ -492,8 +506,8 @@ TEST(CpuPoolNorm, Lrn) {
     m.output("y", c.x.size());
     auto s = check(m, "lrn_" + c.name, c.fallbacks);
     if (c.blocked) {
-        EXPECT_LE(s.n_reorders, 2);
-      }
+      EXPECT_LE(s.n_reorders, 2);
+    }
   }
 }
 

@@ -15,8 +15,6 @@
 namespace hetsched::cpu {
 namespace {
 
-using tag = dnnl::memory::format_tag;
-
 bool lower_batch_norm(Lowering& l) {
   const Node& node = l.node();
   if (node.attr_int("training_mode", 0) != 0) return false;
@@ -46,8 +44,7 @@ bool lower_batch_norm(Lowering& l) {
                      dnnl::normalization_flags::use_shift;
   dnnl::batch_normalization_forward::primitive_desc pd;
   try {
-    dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, l.input_desc(0), epsilon,
-                                                 flags);
+    dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, l.input_desc(0), epsilon, flags);
     pd = dnnl::batch_normalization_forward::primitive_desc(desc, l.engine());
   } catch (const dnnl::error&) {
     return false;

@@ -7,13 +7,16 @@
 // swapped for Add/Mul/Max/Min, and for Sub computed as -(b - a) (an eltwise
 // post-op; exact: negation and the rounding of a subtraction commute).
 // Same-shape inputs run in the layout of a non-constant input (input 0's
-// first): no reorder when it arrives blocked. A broadcast runs in the big
-// input's layout when oneDNN has an optimized kernel for it, else plain.
+// first): no reorder when it arrives blocked. A broadcast runs in the first
+// of these that oneDNN has an optimized (non-reference) kernel for: the big
+// input's layout with the small one plain, or in the same format; channels-
+// last (when the big input is blocked: the layout 1x1 Convs prefer); plain.
 // Refused: other dtypes, Max/Min with other than 2 inputs, a Div whose first
 // input is the broadcast one, broadcasts that expand both inputs, ranks above
 // 12, Pow with a non-constant or non-scalar exponent.
 #include <cmath>
 #include <optional>
+#include <tuple>
 
 #include "backends/cpu/lowering.h"
 
@@ -37,6 +40,27 @@ dims unsqueezed(const Shape& shape, size_t rank) {
   dims d(shape.begin(), shape.end());
   while (d.size() < std::max<size_t>(rank, 1)) d.insert(d.begin(), 1);
   return d;
+}
+
+// The format tag of `md` among the common ones of its rank, if any.
+std::optional<dnnl::memory::format_tag> format_of(const dnnl::memory::desc& md) {
+  using tag = dnnl::memory::format_tag;
+  const dims d = md.dims();
+  std::vector<tag> tags;
+  switch (d.size()) {
+    case 3: tags = {tag::abc, tag::acb, tag::aBc8b, tag::aBc16b}; break;
+    case 4: tags = {tag::abcd, tag::acdb, tag::aBcd8b, tag::aBcd16b}; break;
+    case 5: tags = {tag::abcde, tag::acdeb, tag::aBcde8b, tag::aBcde16b}; break;
+    default: return std::nullopt;
+  }
+  for (tag t : tags)
+    if (dnnl::memory::desc(d, md.data_type(), t) == md) return t;
+  return std::nullopt;
+}
+
+dnnl::memory::format_tag channels_last(size_t rank) {
+  using tag = dnnl::memory::format_tag;
+  return rank == 3 ? tag::acb : rank == 4 ? tag::acdb : tag::acdeb;
 }
 
 bool is_ref_impl(const dnnl::primitive_desc_base& pd) { return std::string(pd.impl_info_str()).rfind("ref", 0) == 0; }
@@ -110,6 +134,11 @@ bool lower_binary(Lowering& l) {
     size_t lead = !l.input_is_constant(0) || l.input_is_constant(1) ? 0 : 1;
     dnnl::memory::desc md = l.input_desc(lead);
     auto pd = make_binary(algorithm, md, md, md, attr, l.engine());
+    dnnl::memory::desc plain = plain_f32(unsqueezed(a.shape, rank));
+    if ((!pd || is_ref_impl(*pd)) && md != plain) {
+      md = plain;
+      pd = make_binary(algorithm, md, md, md, attr, l.engine());
+    }
     if (!pd) return false;
     BufferId s0 = l.input(0, md), s1 = l.input(1, md);
     BufferId dst = l.output(node.outputs[0], md);
@@ -131,21 +160,38 @@ bool lower_binary(Lowering& l) {
   }
   size_t small = 1 - big;
   const dims& d_small = small == 0 ? da : db;
-  dnnl::memory::desc small_md = plain_f32(d_small);
-  // The big input's layout when a blocked one has an optimized kernel, else plain.
-  dnnl::memory::desc big_md = l.input_desc(big);
+  // Layouts to try, first fast one wins: the big input's own (the small one
+  // plain, or in the same format when it is constant or of full rank),
+  // channels-last, plain.
+  dnnl::memory::desc plain_big = plain_f32(dy), plain_small = plain_f32(d_small);
+  dnnl::memory::desc big_own = l.input_desc(big);
+  std::vector<std::pair<dnnl::memory::desc, dnnl::memory::desc>> candidates;
+  if (big_own != plain_big) {
+    candidates.emplace_back(big_own, plain_small);
+    // (a constant of lower rank is reshaped to the full rank first)
+    bool small_full_rank = (small == 0 ? a.shape.size() : b.shape.size()) == rank || l.input_is_constant(small);
+    if (auto t = format_of(big_own); t && small_full_rank)
+      candidates.emplace_back(big_own, dnnl::memory::desc(d_small, dt::f32, *t));
+    if (rank >= 3 && rank <= 5)
+      candidates.emplace_back(dnnl::memory::desc(dy, dt::f32, channels_last(rank)), plain_small);
+  }
+  candidates.emplace_back(plain_big, plain_small);
   std::optional<dnnl::binary::primitive_desc> pd;
-  if (big_md != plain_f32(dy)) {
+  dnnl::memory::desc big_md, small_md;
+  for (size_t c = 0; c < candidates.size() && !pd; ++c) {
+    std::tie(big_md, small_md) = candidates[c];
     pd = make_binary(algorithm, big_md, small_md, big_md, attr, l.engine());
-    if (pd && is_ref_impl(*pd)) pd.reset();
+    if (pd && is_ref_impl(*pd) && c + 1 < candidates.size()) pd.reset();
   }
-  if (!pd) {
-    big_md = plain_f32(dy);
-    pd = make_binary(algorithm, big_md, small_md, big_md, attr, l.engine());
-    if (!pd) return false;
-  }
+  if (!pd) return false;
   BufferId s_big = l.input(big, big_md);
-  BufferId s_small = l.input(small);  // plain: the bytes of the unsqueezed operand
+  // Plain: the bytes of the unsqueezed operand. Blocked: a constant is
+  // reshaped to the full rank, a non-constant has it.
+  BufferId s_small;
+  if (small_md == plain_small) s_small = l.input(small);
+  else if (l.input_is_constant(small))
+    s_small = l.new_constant(l.constant(small).reshaped(Shape(d_small.begin(), d_small.end())), small_md);
+  else s_small = l.input(small, small_md);
   BufferId dst = l.output(node.outputs[0], big_md);
   l.emit(dnnl::binary(*pd), {{DNNL_ARG_SRC_0, s_big}, {DNNL_ARG_SRC_1, s_small}, {DNNL_ARG_DST, dst}});
   return true;

@@ -32,8 +32,7 @@ struct PoolPlan {
 };
 
 // True when some output position of this axis sees no input element.
-bool has_empty_window(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation,
-                      int64_t pad_begin) {
+bool has_empty_window(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_begin) {
   for (int64_t o = 0; o < out; ++o) {
     int64_t start = o * stride - pad_begin;
     bool any = false;
@@ -60,9 +59,9 @@ std::optional<PoolPlan> plan_pool(const Node& node, const Shape& x_shape, const 
   auto dilations = nn::read_spatial_ints(node, "dilations", n, 1, 1);
   auto pads = nn::read_pads(node, n);
   PoolPlan plan;
-  plan.algorithm = is_max ? dnnl::algorithm::pooling_max
-                          : count_pad ? dnnl::algorithm::pooling_avg_include_padding
-                                      : dnnl::algorithm::pooling_avg_exclude_padding;
+  plan.algorithm = is_max      ? dnnl::algorithm::pooling_max
+                   : count_pad ? dnnl::algorithm::pooling_avg_include_padding
+                               : dnnl::algorithm::pooling_avg_exclude_padding;
   for (size_t i = 0; i < n; ++i) {
     const int64_t in = x_shape[2 + i], k = kernel[i], s = strides[i], d = dilations[i];
     if (k < 1) return std::nullopt;
@@ -94,8 +93,8 @@ bool emit_pool(Lowering& l, const PoolPlan& plan) {
   dnnl::pooling_v2_forward::primitive_desc pd;
   try {
     dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, plan.algorithm, l.input_desc(0),
-                                        dnnl::memory::desc(dst_dims, *type, tag::any), plan.strides,
-                                        plan.kernel, plan.dilation, plan.pad_l, plan.pad_r);
+                                        dnnl::memory::desc(dst_dims, *type, tag::any), plan.strides, plan.kernel,
+                                        plan.dilation, plan.pad_l, plan.pad_r);
     pd = dnnl::pooling_v2_forward::primitive_desc(desc, l.engine());
   } catch (const dnnl::error&) {
     return false;
@@ -111,8 +110,7 @@ bool pool_shapes_ok(const Lowering& l, bool allow_int8) {
   if (node.inputs.empty() || !l.has_input(0) || node.outputs.empty() || node.outputs[0] == kNoValue) return false;
   const Value& x = l.input_value(0);
   const Value& y = l.graph().values[node.outputs[0]];
-  bool dtype_ok = x.dtype == DType::kFloat32 ||
-                  (allow_int8 && (x.dtype == DType::kInt8 || x.dtype == DType::kUInt8));
+  bool dtype_ok = x.dtype == DType::kFloat32 || (allow_int8 && (x.dtype == DType::kInt8 || x.dtype == DType::kUInt8));
   if (!dtype_ok || y.dtype != x.dtype) return false;
   if (x.shape.size() < 3 || x.shape.size() > 5 || y.shape.size() != x.shape.size()) return false;
   if (shape_numel(x.shape) == 0 || shape_numel(y.shape) == 0) return false;

@@ -213,10 +213,10 @@ bool lower_resize(Lowering& l) {
   std::optional<dnnl::resampling_forward::primitive_desc> pd;
   dnnl::memory::desc src_md = l.input_desc(0);
   try {
-    dnnl::resampling_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                        p.linear ? dnnl::algorithm::resampling_linear
-                                                 : dnnl::algorithm::resampling_nearest,
-                                        src_md, dnnl::memory::desc(dims(y.shape.begin(), y.shape.end()), dt::f32, tag::any));
+    dnnl::memory::desc dst_md(dims(y.shape.begin(), y.shape.end()), dt::f32, tag::any);
+    dnnl::resampling_forward::desc desc(
+        dnnl::prop_kind::forward_inference,
+        p.linear ? dnnl::algorithm::resampling_linear : dnnl::algorithm::resampling_nearest, src_md, dst_md);
     pd.emplace(desc, l.engine());
   } catch (const dnnl::error&) {
     return false;
