@@ -9,6 +9,7 @@
 
 #include "backends/cpu/cpu_device.h"
 #include "backends/cpu/program.h"
+#include "graph/onnx_export.h"
 #include "graph/onnx_import.h"
 #include "graph/optimize.h"
 #include "kernels/kernel.h"
@@ -50,7 +51,10 @@ Graph load_model(const std::string& model, const LoadOptions& options) {
     onnx::ModelProto proto = model_proto(model, options, &model_dir);
     Graph graph = import_model(std::move(proto), model_dir, options);
     graph.source = model;
-    if (options.optimize) optimize_graph(graph);
+    if (options.optimize) {
+      optimize_graph(graph);
+      refine_shapes(graph);
+    }
     graph.annotate_costs();
     return graph;
   } catch (const Error& e) {

@@ -117,3 +117,53 @@ TEST_F(OptimizeTest, SameOutputsAsUnoptimised) {
 
 }  // namespace
 }  // namespace hetsched
+
+namespace hetsched {
+namespace {
+
+using namespace hetsched::testing;
+
+onnx::TensorProto int64_tensor(const std::string& name, const std::vector<int64_t>& dims,
+                               const std::vector<int64_t>& values) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto_DataType_INT64);
+  for (int64_t d : dims) t.add_dims(d);
+  for (int64_t v : values) t.add_int64_data(v);
+  return t;
+}
+
+// x[2,6] -> Slice(x, 0, Shape(x)[1] / 2, axis 1): the slice's end is
+// computed, so load-time inference cannot know y's shape; once the shape
+// arithmetic is folded, it can.
+TEST(RefineShapes, ComputedSliceBecomesStatic) {
+  onnx::ModelProto m = make_model(13);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto_DataType_FLOAT, {2, 6});
+  *g->add_output() = tensor_info("y", onnx::TensorProto_DataType_FLOAT, {});
+  g->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim();
+  g->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim();
+  *g->add_initializer() = int64_tensor("one", {}, {1});
+  *g->add_initializer() = int64_tensor("two", {}, {2});
+  *g->add_initializer() = int64_tensor("zero1", {1}, {0});
+  *g->add_initializer() = int64_tensor("axes", {1}, {1});
+  *g->add_node() = make_node("Shape", {"x"}, {"s"}, "shape");
+  *g->add_node() = make_node("Gather", {"s", "one"}, {"n"}, "gather");
+  *g->add_node() = make_node("Div", {"n", "two"}, {"half"}, "div");
+  *g->add_node() = make_node("Unsqueeze", {"half", "zero1"}, {"end"}, "unsqueeze");
+  *g->add_node() = make_node("Slice", {"x", "zero1", "end", "axes"}, {"y"}, "slice");
+  auto dir = temp_dir("refine");
+  write_model(m, dir / "m.onnx");
+  Graph plain = load_model((dir / "m.onnx").string(), {.optimize = false});
+  EXPECT_FALSE(plain.values[plain.outputs[0]].shape_is_static());
+  Graph g2 = load_model((dir / "m.onnx").string());
+  EXPECT_EQ(g2.values[g2.outputs[0]].shape, Shape({2, 3}));
+  Session s(g2, SessionOptions{"cpu:0", false});
+  EXPECT_TRUE(s.summary().note.empty()) << s.summary().note;
+  Tensor x = Tensor::from_vector<float>({2, 6}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  EXPECT_EQ(s.run({{"x", x}}).at("y").to_double_vector(), std::vector<double>({0, 1, 2, 6, 7, 8}));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace hetsched

@@ -1,0 +1,118 @@
+#include "graph/onnx_export.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "graph/tensor_proto.h"
+
+namespace hetsched {
+
+namespace {
+
+void write_type(const Value& v, onnx::ValueInfoProto* info) {
+  info->set_name(v.name);
+  auto* tt = info->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(dtype_to_onnx(v.dtype));
+  if (!v.has_shape) return;
+  auto* shape = tt->mutable_shape();
+  for (size_t i = 0; i < v.shape.size(); ++i) {
+    auto* dim = shape->add_dim();
+    if (v.shape[i] >= 0) dim->set_dim_value(v.shape[i]);
+    else if (i < v.dim_params.size() && !v.dim_params[i].empty()) dim->set_dim_param(v.dim_params[i]);
+  }
+}
+
+void write_attribute(const std::string& name, const Attribute& a, onnx::AttributeProto* out) {
+  out->set_name(name);
+  switch (a.kind) {
+    case Attribute::Kind::kInt: out->set_type(onnx::AttributeProto::INT); out->set_i(a.i); break;
+    case Attribute::Kind::kFloat: out->set_type(onnx::AttributeProto::FLOAT); out->set_f(a.f); break;
+    case Attribute::Kind::kString: out->set_type(onnx::AttributeProto::STRING); out->set_s(a.s); break;
+    case Attribute::Kind::kInts:
+      out->set_type(onnx::AttributeProto::INTS);
+      for (int64_t v : a.ints) out->add_ints(v);
+      break;
+    case Attribute::Kind::kFloats:
+      out->set_type(onnx::AttributeProto::FLOATS);
+      for (float v : a.floats) out->add_floats(v);
+      break;
+    case Attribute::Kind::kStrings:
+      out->set_type(onnx::AttributeProto::STRINGS);
+      for (const auto& v : a.strings) out->add_strings(v);
+      break;
+    case Attribute::Kind::kTensor:
+      out->set_type(onnx::AttributeProto::TENSOR);
+      *out->mutable_t() = tensor_to_proto(a.t, "");
+      break;
+    case Attribute::Kind::kGraph:
+      throw Error(ErrorCode::kUnsupported, "attribute '" + name + "': graph attributes cannot be exported");
+  }
+}
+
+}  // namespace
+
+onnx::ModelProto graph_to_model(const Graph& graph) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.set_producer_name("hetsched");
+  auto* opset = model.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(graph.nodes.empty() ? 17 : graph.nodes.front().opset);
+  auto* g = model.mutable_graph();
+  g->set_name(graph.name);
+  for (const Value& v : graph.values)
+    if (v.is_constant()) *g->add_initializer() = tensor_to_proto(*v.initializer, v.name);
+  for (ValueId id : graph.inputs) write_type(graph.values[id], g->add_input());
+  for (ValueId id : graph.outputs) write_type(graph.values[id], g->add_output());
+  for (const Value& v : graph.values)
+    if (!v.is_constant() && v.producer != kNoNode && v.dtype != DType::kUndefined) write_type(v, g->add_value_info());
+  for (const Node& n : graph.nodes) {
+    auto* np = g->add_node();
+    np->set_name(n.name);
+    np->set_op_type(n.op_type);
+    np->set_domain(n.domain);
+    for (ValueId v : n.inputs) np->add_input(v == kNoValue ? "" : graph.values[v].name);
+    for (ValueId v : n.outputs) np->add_output(v == kNoValue ? "" : graph.values[v].name);
+    for (const auto& [name, a] : n.attributes) write_attribute(name, a, np->add_attribute());
+  }
+  return model;
+}
+
+void refine_shapes(Graph& graph) {
+  bool all_static = true;
+  for (const Value& v : graph.values) all_static = all_static && (v.is_constant() || v.shape_is_static());
+  if (all_static) return;
+  onnx::ModelProto model = graph_to_model(graph);
+  // Unknown shapes are cleared so inference may fill them, not merge with them.
+  for (auto& vi : *model.mutable_graph()->mutable_value_info()) {
+    const Value& v = graph.values[graph.find_value(vi.name())];
+    if (!v.shape_is_static()) vi.mutable_type()->mutable_tensor_type()->clear_shape();
+  }
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/true);
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception&) {
+    return;  // the shapes stay as the load-time inference left them
+  }
+  auto refine = [&](const onnx::ValueInfoProto& vi) {
+    ValueId id = graph.find_value(vi.name());
+    if (id == kNoValue || graph.values[id].shape_is_static() || !vi.type().has_tensor_type()) return;
+    const auto& tt = vi.type().tensor_type();
+    if (!tt.has_shape()) return;
+    Value& v = graph.values[id];
+    Shape shape;
+    std::vector<std::string> params;
+    for (const auto& dim : tt.shape().dim()) {
+      shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+      params.push_back(dim.has_dim_param() ? dim.dim_param() : "");
+    }
+    v.has_shape = true;
+    v.shape = shape;
+    v.dim_params = params;
+    if (v.dtype == DType::kUndefined) v.dtype = dtype_from_onnx(tt.elem_type());
+  };
+  for (const auto& vi : model.graph().value_info()) refine(vi);
+  for (const auto& vi : model.graph().output()) refine(vi);
+}
+
+}  // namespace hetsched
