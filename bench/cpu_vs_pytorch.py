@@ -9,8 +9,13 @@ Method
    once to ONNX (opset 13, input named "input").  hetsched runs the .onnx file;
    each PyTorch worker rebuilds the same architecture and loads the saved
    state_dict, so both engines compute the same network with the same weights.
-   (The ONNX exporter folds eval-mode BatchNorm into the preceding Conv, as any
-   ONNX deployment does; PyTorch eager runs BatchNorm as its own op.)
+   BatchNorm layers get random affine parameters and running statistics from
+   one random batch first (as tests/python/torch_compare.py does; --raw-init
+   skips it): with torchvision's initial statistics random-weight activations
+   die or explode with depth, which would make the output check meaningless
+   and could bring denormals or infinities into the timed arithmetic.  (The
+   ONNX exporter folds eval-mode BatchNorm into the preceding Conv, as any ONNX
+   deployment does; PyTorch eager runs BatchNorm as its own op.)
 2. Input.  One seeded random tensor per model (1x3x224x224, 1x3x299x299 for
    inception_v3), saved as .npy: hetsched gets it with --input input=FILE.npy,
    the PyTorch worker loads the same file.  In the first round hetsched writes
@@ -38,7 +43,7 @@ Method
    and the model); hetsched's is that child's ru_maxrss from os.wait4(pid).
    Linux carries the parent's peak RSS into a child's ru_maxrss at exec, so this
    driver never imports torch or numpy itself (the export runs in a helper
-   process too) and keeps that floor at about 12 MiB (printed as "floor").
+   process too) and keeps that floor at about 14 MiB (printed as "RSS floor").
    The hetsched binary and libhetsched.so are copied into the work directory
    at the start, so that a rebuild while the benchmark runs cannot mix versions.
 6. Timing.  Each run does W untimed warm-ups and N timed iterations.  hetsched
@@ -48,9 +53,10 @@ Method
    (times_ms).
 7. Interleaving.  Rounds (default 5) are interleaved: in each round, for every
    model and thread setting, the PyTorch run(s) and the hetsched run go back to
-   back, and whether hetsched goes first or last alternates from round to
-   round, so slow drift of the machine (other jobs, frequency, thermals) hits
-   both engines alike.
+   back, and hetsched goes first in rounds 1, 3, 5 and last in rounds 2, 4
+   (first in round 1 so that PyTorch can compare with its output), so slow
+   drift of the machine (other jobs, frequency, thermals) hits both engines
+   alike.
 8. Statistics.  Per engine and (model, threads): the median of each round's
    per-iteration times, then the median of those per-round medians (reported),
    and their min..max (the spread between rounds).  ratio = hetsched median /
@@ -111,6 +117,27 @@ def input_shape(name):
     return (1, 3, side, side)
 
 
+def calibrate_batch_norm(model, shape):
+    """Random BN affine parameters, running statistics from one random batch
+    (as tests/python/torch_compare.py does): with torchvision's initial BN
+    statistics (mean 0, variance 1) random-weight activations die or explode
+    with depth (googlenet's output is its fc bias, inception_v3's reaches
+    1e12), which makes the output check meaningless and could put denormals or
+    infinities in the timed arithmetic.  It changes values, not the network."""
+    import torch
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    with torch.no_grad():
+        for bn in bns:
+            bn.reset_running_stats()
+            bn.momentum = None  # cumulative average: after one batch, that batch's statistics
+            bn.weight.uniform_(0.5, 1.5)
+            bn.bias.uniform_(-0.2, 0.2)
+        if bns:
+            model.train()
+            model(torch.rand(4, *shape[1:]) * 2 - 1)
+    model.eval()
+
+
 def build_model(name):
     """The torchvision model, random weights, eval mode."""
     import torchvision
@@ -137,6 +164,8 @@ def prepare_main(args):
         os.makedirs(d)
         torch.manual_seed(SEED)
         model = build_model(name)
+        if not args.raw_init:
+            calibrate_batch_norm(model, input_shape(name))
         x = torch.randn(*input_shape(name), generator=torch.Generator().manual_seed(SEED + 1))
         job = {"name": name, "dir": d,
                "onnx": os.path.join(d, name + ".onnx"),
@@ -396,6 +425,9 @@ def main(argv=None):
     ap.add_argument("--keep", metavar="DIR",
                     help="export the models into DIR (emptied first) and keep them "
                          "(default: a temporary directory, removed at the end)")
+    ap.add_argument("--raw-init", action="store_true",
+                    help="keep torchvision's initial BatchNorm statistics instead of calibrating "
+                         "them on a random batch (values degenerate; timing should not change)")
     # helper-process modes (internal)
     ap.add_argument("--prepare", help=argparse.SUPPRESS)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -440,7 +472,8 @@ def main(argv=None):
         args.hetsched_run, args.hetsched_env = snapshot_hetsched(args.hetsched, workdir)
         print("exporting %s to %s" % (",".join(args.models), workdir), flush=True)
         prep = subprocess.run([sys.executable, os.path.abspath(__file__), "--prepare", workdir,
-                               "--models", ",".join(args.models)],
+                               "--models", ",".join(args.models)]
+                              + (["--raw-init"] if args.raw_init else []),
                               stdout=subprocess.PIPE, text=True)
         if prep.returncode != 0:
             sys.exit("export failed (exit %d)" % prep.returncode)
@@ -547,20 +580,27 @@ def main(argv=None):
         cols += [("eagerMiB", 8, lambda r: fmt(r["torch_peak_rss_mib"], "%.0f"))]
     if "jit" in modes:
         cols += [("jit MiB", 7, lambda r: fmt(r["torch_jit_peak_rss_mib"], "%.0f"))]
-    cols += [("max|diff|", 9, lambda r: fmt(r["max_abs_diff"], "%.2g")),
+    cols += [("rel.diff", 8, lambda r: fmt(rel_diff(r), "%.1g")),
              ("ref", 3, lambda r: str(r["hetsched_reference_nodes"]))]
     hdr = "  ".join(("%-" + str(wd) + "s") % name for name, wd, _ in cols)
     print(hdr)
     print("-" * len(hdr))
     for row in rows:
         print("  ".join(("%-" + str(wd) + "s") % get(row) for _, wd, get in cols))
-    print("(ref = nodes hetsched ran on reference kernels; max|diff| = largest |hetsched - torch| "
-          "over the output, whose largest |value| is in the CSV)")
+    print("ref = nodes hetsched ran on reference kernels; rel.diff = max|hetsched - torch| / "
+          "max|torch output| (first round)")
     errors = [(k, e) for k in keys for e in res[k]["errors"]]
     for (name, t), e in errors:
         print("error: %s threads %d: %s" % (name, t, e))
     print("wrote %s" % args.out)
     return 1 if errors else 0
+
+
+def rel_diff(row):
+    d, m = row["max_abs_diff"], row["max_abs_output"]
+    if isnan(d) or isnan(m):
+        return float("nan")
+    return d / m if m > 0 else (0.0 if d == 0 else float("inf"))
 
 
 def span(row, prefix):
