@@ -21,10 +21,16 @@
 #include <future>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "hetsched/device.h"
 
 namespace hetsched {
+
+// The processors this process may run on: its affinity mask (which reflects
+// cgroup cpusets), sorted; every online processor when there is no mask.
+// Call it from a thread no device has pinned.
+std::vector<int> usable_cores();
 
 class CpuDevice {
  public:

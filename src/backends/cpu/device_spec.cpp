@@ -18,10 +18,34 @@
 
 #include <fmt/format.h>
 
+#include "backends/cpu/cpu_device.h"
 #include "hetsched/device.h"
 #include "hetsched/error.h"
 
 namespace hetsched {
+
+std::vector<int> usable_cores() {
+  std::vector<int> cores;
+  // The mask may be larger than CPU_SETSIZE on very large machines: grow it
+  // until the kernel accepts it.
+  for (int n_cpus = CPU_SETSIZE; n_cpus <= (1 << 20); n_cpus *= 2) {
+    cpu_set_t* set = CPU_ALLOC(n_cpus);
+    size_t size = CPU_ALLOC_SIZE(n_cpus);
+    CPU_ZERO_S(size, set);
+    if (sched_getaffinity(0, size, set) == 0) {
+      for (int c = 0; c < n_cpus; ++c)
+        if (CPU_ISSET_S(c, size, set)) cores.push_back(c);
+      CPU_FREE(set);
+      return cores;
+    }
+    CPU_FREE(set);
+    if (errno != EINVAL) break;
+  }
+  // Without an affinity mask, assume every online processor.
+  for (int c = 0; c < get_nprocs(); ++c) cores.push_back(c);
+  return cores;
+}
+
 namespace {
 
 // "0-3+6" for {0,1,2,3,6}: maximal runs of consecutive numbers.
@@ -53,30 +77,6 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
     start = pos + 1;
   }
   return parts;
-}
-
-// The processors this process may run on (its affinity mask, which already
-// reflects cgroup cpusets), sorted.
-std::vector<int> usable_cores() {
-  std::vector<int> cores;
-  // The mask may be larger than CPU_SETSIZE on very large machines: grow it
-  // until the kernel accepts it.
-  for (int n_cpus = CPU_SETSIZE; n_cpus <= (1 << 20); n_cpus *= 2) {
-    cpu_set_t* set = CPU_ALLOC(n_cpus);
-    size_t size = CPU_ALLOC_SIZE(n_cpus);
-    CPU_ZERO_S(size, set);
-    if (sched_getaffinity(0, size, set) == 0) {
-      for (int c = 0; c < n_cpus; ++c)
-        if (CPU_ISSET_S(c, size, set)) cores.push_back(c);
-      CPU_FREE(set);
-      return cores;
-    }
-    CPU_FREE(set);
-    if (errno != EINVAL) break;
-  }
-  // Without an affinity mask, assume every online processor.
-  for (int c = 0; c < get_nprocs(); ++c) cores.push_back(c);
-  return cores;
 }
 
 class SpecParser {

@@ -19,6 +19,14 @@ NodeId only_consumer(const Graph& graph, ValueId value) {
 
 bool is_float32(const Graph& graph, ValueId id) { return id != kNoValue && graph.values[id].dtype == DType::kFloat32; }
 
+// Adds `next` to the group when it is an activation oneDNN applies as an
+// `eltwise` post-op to the group's result `out`.
+void append_activation(const Graph& graph, ValueId out, NodeId next, std::vector<NodeId>& group) {
+  if (next != kNoNode && graph.nodes[next].input(0) == out && eltwise_spec(graph, graph.nodes[next]) &&
+      is_float32(graph, graph.nodes[next].outputs[0]))
+    group.push_back(next);
+}
+
 // MatMul and Gemm (float32): a MatMul followed by an Add of a constant bias
 // vector (shape [.., 1, N] or [N], not changing the output's shape; oneDNN's
 // bias), then an activation (an `eltwise` post-op); a Gemm followed by an
@@ -49,9 +57,7 @@ std::vector<NodeId> matmul_group(const Graph& graph, NodeId node) {
       next = only_consumer(graph, out);
     }
   }
-  if (next != kNoNode && graph.nodes[next].input(0) == out && eltwise_spec(graph, graph.nodes[next]) &&
-      is_float32(graph, graph.nodes[next].outputs[0]))
-    group.push_back(next);
+  append_activation(graph, out, next, group);
   return group;
 }
 
@@ -79,10 +85,7 @@ std::vector<NodeId> fusion_group(const Graph& graph, NodeId node) {
       next = only_consumer(graph, out);
     }
   }
-  // Then an activation (an `eltwise` post-op).
-  if (next != kNoNode && graph.nodes[next].input(0) == out && eltwise_spec(graph, graph.nodes[next]) &&
-      is_float32(graph, graph.nodes[next].outputs[0]))
-    group.push_back(next);
+  append_activation(graph, out, next, group);
   return group;
 }
 

@@ -14,31 +14,11 @@
 #include <fstream>
 #include <memory>
 
+#include "backends/cpu/cpu_device.h"
 #include "hetsched/device.h"
 
 namespace hetsched {
 namespace {
-
-// The processors the calling thread may run on, sorted (sched_getaffinity;
-// call from a thread that is not pinned to a device to get the process's set).
-std::vector<int> affinity_cores() {
-  std::vector<int> cores;
-  for (int n_cpus = CPU_SETSIZE; n_cpus <= (1 << 20); n_cpus *= 2) {
-    cpu_set_t* set = CPU_ALLOC(n_cpus);
-    size_t size = CPU_ALLOC_SIZE(n_cpus);
-    CPU_ZERO_S(size, set);
-    if (sched_getaffinity(0, size, set) == 0) {
-      for (int c = 0; c < n_cpus; ++c)
-        if (CPU_ISSET_S(c, size, set)) cores.push_back(c);
-      CPU_FREE(set);
-      return cores;
-    }
-    CPU_FREE(set);
-    if (errno != EINVAL) break;
-  }
-  for (int c = 0; c < get_nprocs(); ++c) cores.push_back(c);
-  return cores;
-}
 
 std::string model_from_proc_cpuinfo() {
   std::ifstream in("/proc/cpuinfo");
@@ -85,7 +65,7 @@ std::vector<hwloc_obj_t> usable_objects(hwloc_topology_t topo, hwloc_obj_type_t 
 
 MachineInfo describe_machine() {
   MachineInfo info;
-  info.usable_cores = affinity_cores();
+  info.usable_cores = usable_cores();
   info.n_logical_cores = static_cast<int>(info.usable_cores.size());
 
   if (Topology topo = load_topology()) {
