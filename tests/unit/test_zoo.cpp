@@ -30,9 +30,12 @@ struct ZooCase {
   // Exact node counts per op type (ops not listed must be absent).
   std::map<std::string, int> ops;
   // Trainable parameters (weights, biases, BN/LN scale and shift; not BN
-  // running statistics) of the reference implementation; -1: not checked.
-  int64_t parameters = -1;
+  // running statistics) of the reference implementation.
+  int64_t parameters = 0;
 };
+
+// How gtest names a case in its output.
+void PrintTo(const ZooCase& c, std::ostream* os) { *os << "zoo:" << c.name; }
 
 // Counts checked against the reference implementations (torchvision 0.14 for
 // the CNNs, the PyTorch port of NASNet-A Mobile) — e.g. ResNet-50 has 53 Conv
