@@ -1,6 +1,8 @@
 #include "graph/optimize.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -156,16 +158,85 @@ int fold_batch_norm_into_conv(Graph& graph) {
   return n_folded;
 }
 
+namespace {
+
+// The pads of a constant-mode, zero-valued Pad node, or nullopt.
+std::optional<std::vector<int64_t>> zero_pad_amounts(const Graph& graph, const Node& pad) {
+  if (pad.attr_string("mode", "constant") != "constant") return std::nullopt;
+  std::vector<int64_t> pads;
+  if (pad.opset < 11) {
+    if (pad.attr_float("value", 0.0f) != 0.0f) return std::nullopt;
+    pads = pad.attr_ints("pads");
+  } else {
+    ValueId p = pad.input(1), value = pad.input(2), axes = pad.input(3);
+    if (p == kNoValue || !graph.values[p].is_constant() || axes != kNoValue) return std::nullopt;
+    if (value != kNoValue) {
+      const Value& v = graph.values[value];
+      if (!v.is_constant() || v.initializer->numel() != 1 || v.initializer->to_double_vector()[0] != 0.0)
+        return std::nullopt;
+    }
+    pads = graph.values[p].initializer->to_int64_vector();
+  }
+  for (int64_t x : pads)
+    if (x < 0) return std::nullopt;
+  return pads;
+}
+
+}  // namespace
+
+int fold_pads(Graph& graph) {
+  int n_folded = 0;
+  for (Node& pad : graph.nodes) {
+    if (pad.op_type != "Pad" || pad.outputs.empty()) continue;
+    ValueId in = pad.input(0), out = pad.outputs[0];
+    const Value& padded = graph.values[out];
+    if (in == kNoValue || padded.consumers.size() != 1 || graph.is_graph_output(out)) continue;
+    Node& next = graph.nodes[padded.consumers[0]];
+    bool is_conv = next.op_type == "Conv", is_pool = next.op_type == "AveragePool";
+    if ((!is_conv && !is_pool) || next.input(0) != out || next.attr_string("auto_pad", "NOTSET") != "NOTSET") continue;
+    auto pads = zero_pad_amounts(graph, pad);
+    if (!pads || pads->size() % 2 != 0 || pads->size() < 6) continue;
+    size_t rank = pads->size() / 2, n_spatial = rank - 2;
+    // N and C are not padded.
+    if ((*pads)[0] || (*pads)[1] || (*pads)[rank] || (*pads)[rank + 1]) continue;
+    std::vector<int64_t> own = next.attr_ints("pads", std::vector<int64_t>(2 * n_spatial, 0));
+    if (own.size() != 2 * n_spatial) continue;
+    if (is_pool) {
+      bool own_zero = std::all_of(own.begin(), own.end(), [](int64_t x) { return x == 0; });
+      if (next.attr_int("ceil_mode", 0) != 0 || (!own_zero && next.attr_int("count_include_pad", 0) == 0)) continue;
+      Attribute include;
+      include.kind = Attribute::Kind::kInt;
+      include.i = 1;
+      next.attributes["count_include_pad"] = include;
+    }
+    for (size_t d = 0; d < n_spatial; ++d) {
+      own[d] += (*pads)[2 + d];
+      own[n_spatial + d] += (*pads)[rank + 2 + d];
+    }
+    Attribute merged;
+    merged.kind = Attribute::Kind::kInts;
+    merged.ints = own;
+    next.attributes["pads"] = merged;
+    next.inputs[0] = in;
+    pad.op_type.clear();
+    ++n_folded;
+  }
+  if (n_folded) graph.finalize();
+  return n_folded;
+}
+
 OptimizeStats optimize_graph(Graph& graph) {
   OptimizeStats stats;
   for (;;) {
     int folded = fold_constants(graph);
     int removed = remove_identities(graph);
     int bn = fold_batch_norm_into_conv(graph);
+    int pads = fold_pads(graph);
     stats.n_folded_constants += folded;
     stats.n_removed_identity += removed;
     stats.n_folded_batch_norm += bn;
-    if (folded + removed + bn == 0) break;
+    stats.n_folded_pads += pads;
+    if (folded + removed + bn + pads == 0) break;
   }
   return stats;
 }

@@ -11,6 +11,7 @@ struct OptimizeStats {
   int n_folded_constants = 0;   // nodes evaluated at load and replaced by initializers
   int n_removed_identity = 0;   // Identity / inference Dropout nodes removed
   int n_folded_batch_norm = 0;  // BatchNormalization nodes folded into the preceding Conv
+  int n_folded_pads = 0;        // zero Pad nodes folded into the following Conv / AveragePool
 };
 
 // Nodes whose inputs are all constants (and Shape/Size of a value with a
@@ -23,6 +24,13 @@ int remove_identities(Graph& graph);
 // the Conv's output feeds only the BN, becomes one Conv with scaled weights
 // and a bias.
 int fold_batch_norm_into_conv(Graph& graph);
+
+// A constant zero Pad of the spatial dims feeding only a Conv (auto_pad
+// NOTSET), or an AveragePool (auto_pad NOTSET, ceil_mode 0, no pads of its own
+// unless count_include_pad), becomes that node's own padding (AveragePool then
+// counts the padding, as the explicit Pad made it do). PyTorch exports
+// count_include_pad pools this way.
+int fold_pads(Graph& graph);
 
 // All passes, to a fixed point.
 OptimizeStats optimize_graph(Graph& graph);

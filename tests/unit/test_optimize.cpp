@@ -167,3 +167,59 @@ TEST(RefineShapes, ComputedSliceBecomesStatic) {
 
 }  // namespace
 }  // namespace hetsched
+
+namespace hetsched {
+namespace {
+
+using namespace hetsched::testing;
+
+// x[1,2,6,6] -> Pad(zeros, 1 on each spatial side) -> AveragePool 3x3 (no
+// pads of its own: the explicit zeros are averaged in) and the same for a
+// Conv. Both Pads fold into their consumer; outputs stay the same.
+TEST(FoldPads, IntoAveragePoolAndConv) {
+  onnx::ModelProto m = make_model(13);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto_DataType_FLOAT, {1, 2, 6, 6});
+  *g->add_output() = tensor_info("pooled", onnx::TensorProto_DataType_FLOAT, {1, 2, 6, 6});
+  *g->add_output() = tensor_info("conv", onnx::TensorProto_DataType_FLOAT, {1, 3, 6, 6});
+  onnx::TensorProto pads;
+  pads.set_name("pads");
+  pads.set_data_type(onnx::TensorProto_DataType_INT64);
+  pads.add_dims(8);
+  for (int64_t v : {0, 0, 1, 1, 0, 0, 1, 1}) pads.add_int64_data(v);
+  *g->add_initializer() = pads;
+  std::vector<float> w(3 * 2 * 3 * 3);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * static_cast<float>(i % 7) - 0.3f;
+  *g->add_initializer() = float_tensor("w", {3, 2, 3, 3}, w);
+  *g->add_node() = make_node("Pad", {"x", "pads"}, {"p1"}, "pad_pool");
+  auto* pool = g->add_node();
+  *pool = make_node("AveragePool", {"p1"}, {"pooled"}, "pool");
+  auto* k = pool->add_attribute();
+  k->set_name("kernel_shape");
+  k->set_type(onnx::AttributeProto::INTS);
+  k->add_ints(3);
+  k->add_ints(3);
+  *g->add_node() = make_node("Pad", {"x", "pads"}, {"p2"}, "pad_conv");
+  *g->add_node() = make_node("Conv", {"p2", "w"}, {"conv"}, "conv");
+  auto dir = temp_dir("fold_pads");
+  write_model(m, dir / "m.onnx");
+  Graph plain = load_model((dir / "m.onnx").string(), {.optimize = false});
+  Graph folded = load_model((dir / "m.onnx").string());
+  std::filesystem::remove_all(dir);
+  std::vector<std::string> ops;
+  for (const Node& n : folded.nodes) ops.push_back(n.op_type);
+  EXPECT_EQ(ops, std::vector<std::string>({"AveragePool", "Conv"}));
+  TensorMap inputs = Session(plain, SessionOptions{"cpu:0", true}).random_inputs(3);
+  TensorMap want = run_reference(plain, inputs);
+  for (bool reference : {true, false}) {
+    TensorMap got = Session(folded, SessionOptions{"cpu:0", reference}).run(inputs);
+    for (const char* name : {"pooled", "conv"}) {
+      auto a = got.at(name).to_double_vector(), b = want.at(name).to_double_vector();
+      ASSERT_EQ(a.size(), b.size());
+      for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5) << name << " " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hetsched
