@@ -388,7 +388,7 @@ struct DemoCommand {
     run.model.model = model;
     run.iterations = iterations;
     run.warmups = 0;
-    fmt::print("hetsched demo: {} on the reference CPU kernels, sequential\n", model);
+    fmt::print("hetsched demo: {} on one CPU device (all cores, oneDNN kernels), sequential\n", model);
     return run.execute();
   }
 };
