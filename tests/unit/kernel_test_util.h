@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,47 @@ inline std::vector<Tensor> run_reference_op(const std::string& op_type, const st
   }
   for (size_t i = 0; i < n_outputs; ++i) node.outputs.push_back(static_cast<ValueId>(inputs.size() + i));
   return kernel->compute(node, ptrs);
+}
+
+// A one-node graph for a kernel's load-time check(): node "n" reads one value
+// per input spec (its dtype, kUndefined: unknown; its shape when given) and
+// writes `n_outputs` values of unknown type.
+struct InputSpec {
+  DType dtype = DType::kFloat32;
+  std::optional<Shape> shape;
+};
+struct OneNodeGraph {
+  Graph graph;
+  Node node;
+};
+inline OneNodeGraph one_node_graph(const std::string& op_type, const std::vector<InputSpec>& inputs,
+                                   std::map<std::string, Attribute> attributes = {}, size_t n_outputs = 1,
+                                   int64_t opset = 17) {
+  OneNodeGraph g;
+  g.node.name = "n";
+  g.node.op_type = op_type;
+  g.node.opset = opset;
+  g.node.attributes = std::move(attributes);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Value v;
+    v.name = "in" + std::to_string(i);
+    v.dtype = inputs[i].dtype;
+    v.has_shape = inputs[i].shape.has_value();
+    if (inputs[i].shape) v.shape = *inputs[i].shape;
+    g.node.inputs.push_back(g.graph.add_value(v));
+  }
+  for (size_t i = 0; i < n_outputs; ++i) {
+    Value v;
+    v.name = "out" + std::to_string(i);
+    g.node.outputs.push_back(g.graph.add_value(v));
+  }
+  return g;
+}
+
+inline std::vector<InputSpec> specs_of(const std::vector<DType>& dtypes) {
+  std::vector<InputSpec> specs;
+  for (DType d : dtypes) specs.push_back({d, std::nullopt});
+  return specs;
 }
 
 template <typename T>

@@ -70,23 +70,8 @@ void run_check(const std::string& op, const std::vector<DType>& input_dtypes,
   const kernels::ReferenceKernel* kernel = kernels::find_reference_kernel(op);
   ASSERT_NE(kernel, nullptr) << op;
   ASSERT_NE(kernel->check, nullptr) << op;
-  Graph g;
-  Node node;
-  node.name = "n";
-  node.op_type = op;
-  node.opset = opset;
-  node.attributes = std::move(attrs);
-  for (size_t i = 0; i < input_dtypes.size(); ++i) {
-    Value v;
-    v.name = "in" + std::to_string(i);
-    v.dtype = input_dtypes[i];
-    node.inputs.push_back(g.add_value(v));
-  }
-  Value out;
-  out.name = "out";
-  node.outputs.push_back(g.add_value(out));
-  g.nodes.push_back(node);
-  kernel->check(g.nodes.back(), g);
+  testing::OneNodeGraph g = testing::one_node_graph(op, testing::specs_of(input_dtypes), std::move(attrs), 1, opset);
+  kernel->check(g.node, g.graph);
 }
 
 // ---------------------------------------------------------------------------

@@ -105,35 +105,14 @@ ErrorCode error_code_of(const std::function<void()>& fn) {
 
 // Runs the load-time check of `op` on a one-node graph whose inputs have the
 // given dtypes and shapes (an empty optional shape: rank unknown).
-struct ValueSpec {
-  DType dtype = DType::kFloat32;
-  std::optional<Shape> shape;
-};
+using ValueSpec = testing::InputSpec;
 void run_check(const std::string& op, const std::vector<ValueSpec>& ins, Attrs attrs = {},
                size_t n_outputs = 1, int64_t opset = 17) {
   const kernels::ReferenceKernel* kernel = kernels::find_reference_kernel(op);
   ASSERT_NE(kernel, nullptr) << op;
   ASSERT_NE(kernel->check, nullptr) << op;
-  Graph g;
-  Node node;
-  node.name = "n";
-  node.op_type = op;
-  node.opset = opset;
-  node.attributes = std::move(attrs);
-  for (size_t i = 0; i < ins.size(); ++i) {
-    Value v;
-    v.name = "in" + std::to_string(i);
-    v.dtype = ins[i].dtype;
-    v.has_shape = ins[i].shape.has_value();
-    if (ins[i].shape) v.shape = *ins[i].shape;
-    node.inputs.push_back(g.add_value(v));
-  }
-  for (size_t i = 0; i < n_outputs; ++i) {
-    Value v;
-    v.name = "out" + std::to_string(i);
-    node.outputs.push_back(g.add_value(v));
-  }
-  kernel->check(node, g);
+  testing::OneNodeGraph g = testing::one_node_graph(op, ins, std::move(attrs), n_outputs, opset);
+  kernel->check(g.node, g.graph);
 }
 
 // Calls fn(index) for every multi-index below `dims`, row-major.

@@ -72,19 +72,9 @@ struct CheckCase {
 
   CheckCase(const std::string& op, std::vector<DType> input_types, std::map<std::string, Attribute> attrs = {},
             int64_t opset = 17) {
-    node.name = "n";
-    node.op_type = op;
-    node.opset = opset;
-    node.attributes = std::move(attrs);
-    for (size_t i = 0; i < input_types.size(); ++i) {
-      Value v;
-      v.name = "in" + std::to_string(i);
-      v.dtype = input_types[i];
-      node.inputs.push_back(graph.add_value(v));
-    }
-    Value out;
-    out.name = "out";
-    node.outputs.push_back(graph.add_value(out));
+    testing::OneNodeGraph g = testing::one_node_graph(op, testing::specs_of(input_types), std::move(attrs), 1, opset);
+    graph = std::move(g.graph);
+    node = std::move(g.node);
   }
   void omit(size_t i) { node.inputs[i] = kNoValue; }
   void make_constant(size_t i, Tensor t) {
