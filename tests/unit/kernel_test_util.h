@@ -104,6 +104,20 @@ inline std::vector<InputSpec> specs_of(const std::vector<DType>& dtypes) {
   return specs;
 }
 
+// Tensors from values, for test inputs and expectations.
+inline Tensor f32(Shape shape, std::vector<float> v) { return Tensor::from_vector<float>(std::move(shape), v); }
+inline Tensor i32(Shape shape, std::vector<int32_t> v) { return Tensor::from_vector<int32_t>(std::move(shape), v); }
+inline Tensor i64(Shape shape, std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(std::move(shape), v); }
+inline Tensor b8(Shape shape, std::vector<bool> v) { return Tensor::from_vector<bool>(std::move(shape), v); }
+
+// Runs a one-output op and returns its output.
+inline Tensor run1(const std::string& op, const std::vector<Tensor>& inputs,
+                   std::map<std::string, Attribute> attrs = {}, int64_t opset = 17) {
+  std::vector<Tensor> out = run_reference_op(op, inputs, std::move(attrs), 1, opset);
+  EXPECT_EQ(out.size(), 1u);
+  return out.at(0);
+}
+
 template <typename T>
 std::vector<T> values_of(const Tensor& t) {
   const T* p = t.data<T>();

@@ -30,13 +30,14 @@ using testing::attr_ints;
 using testing::attr_string;
 using testing::run_reference_op;
 using testing::values_of;
+using testing::run1;
+using testing::f32;
 
 using Attrs = std::map<std::string, Attribute>;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-Tensor f32(Shape shape, std::vector<float> v) { return Tensor::from_vector<float>(std::move(shape), v); }
 
 // 0, 1, 2, ... as float32.
 Tensor iota(Shape shape, float start = 0.0f) {
@@ -65,12 +66,6 @@ Tensor random_tensor(Shape shape, uint32_t seed) {
 Tensor to_f64(const Tensor& t) {
   std::vector<double> v = t.to_double_vector();
   return Tensor::from_vector<double>(t.shape(), v);
-}
-
-Tensor run1(const std::string& op, const std::vector<Tensor>& inputs, Attrs attrs = {}, int64_t opset = 17) {
-  std::vector<Tensor> out = run_reference_op(op, inputs, std::move(attrs), 1, opset);
-  EXPECT_EQ(out.size(), 1u);
-  return out.at(0);
 }
 
 void expect_near(const Tensor& got, const std::vector<double>& want, double tol = 1e-5) {

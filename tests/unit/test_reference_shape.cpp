@@ -27,27 +27,21 @@ using testing::attr_ints;
 using testing::attr_string;
 using testing::run_reference_op;
 using testing::values_of;
+using testing::run1;
+using testing::f32;
+using testing::i32;
+using testing::i64;
+using testing::b8;
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
-Tensor f32(Shape shape, std::vector<float> v) { return Tensor::from_vector<float>(std::move(shape), v); }
-Tensor i32(Shape shape, std::vector<int32_t> v) { return Tensor::from_vector<int32_t>(std::move(shape), v); }
-Tensor i64(Shape shape, std::vector<int64_t> v) { return Tensor::from_vector<int64_t>(std::move(shape), v); }
-Tensor b8(Shape shape, std::vector<bool> v) { return Tensor::from_vector<bool>(std::move(shape), v); }
 
 // 0, 1, 2, ... as float32 of the given shape.
 Tensor iota_f32(Shape shape) {
   std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
   return f32(std::move(shape), v);
-}
-
-Tensor run1(const std::string& op, const std::vector<Tensor>& inputs, std::map<std::string, Attribute> attrs = {},
-            int64_t opset = 17) {
-  std::vector<Tensor> out = run_reference_op(op, inputs, std::move(attrs), 1, opset);
-  EXPECT_EQ(out.size(), 1u);
-  return out.at(0);
 }
 
 void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
