@@ -5,7 +5,8 @@
 //   cpu:2        one device on core 2
 //   cpu:0-3      one device on cores 0..3
 //   cpu:0,cpu:1  two devices, one core each
-// Later backends add cuda:N and emulated devices. Cores are the logical
+//   emu:npu      the device "npu" of the platform file (--platform), emulated
+// Later backends add cuda:N. Cores are the logical
 // processors (PUs) the OS numbers; a core may belong to one device only.
 #pragma once
 
@@ -14,12 +15,15 @@
 
 namespace hetsched {
 
-enum class DeviceKind { kCpu };
+// kEmulated: a device described by a platform file ("emu:NAME"), run by
+// emulation on this machine (see platform.h).
+enum class DeviceKind { kCpu, kEmulated };
 
 struct DeviceSpec {
   DeviceKind kind = DeviceKind::kCpu;
-  std::vector<int> cores;  // sorted, unique OS processor numbers
-  // Canonical name: "cpu:0-1", "cpu:3", "cpu:0-1+4" for a gap.
+  std::vector<int> cores;  // kCpu: sorted, unique OS processor numbers
+  std::string emulated;    // kEmulated: the platform file's device name (spec "emu:NAME")
+  // Canonical name: "cpu:0-1", "cpu:3", "cpu:0-1+4" for a gap, "emu:npu".
   std::string name() const;
 };
 

@@ -18,6 +18,7 @@ enum class ErrorCode {
   kInvalidModel,  // the model violates the ONNX spec (parse, checker, shapes, cycle...)
   kUnsupported,   // valid ONNX, but an op, attribute or dtype the engine does not run
   kInvalidInput,  // an input tensor of the wrong name, shape or dtype
+  kInvalidFile,   // a plan, platform or profile file that is malformed or made for something else
   kRuntime,       // a kernel failed while running
 };
 

@@ -16,6 +16,8 @@
 #include <string>
 
 #include "hetsched/graph.h"
+#include "hetsched/plan.h"
+#include "hetsched/trace.h"
 
 namespace hetsched {
 
@@ -41,17 +43,25 @@ std::string model_to_onnx_bytes(const std::string& model, const LoadOptions& opt
 std::pair<std::string, Shape> parse_shape_override(const std::string& text);
 
 struct SessionOptions {
-  // Where to run (see device.h). One device for now: the whole graph runs
-  // on it, sequentially, with oneDNN kernels on its cores.
+  // Where to run (see device.h, platform.h): CPU core groups and emulated
+  // devices of the platform file.
   std::string devices = "cpu";
   // Run every node with the plain C++ reference kernels instead (the ground
   // truth other backends are checked against), on the calling thread.
   bool reference = false;
+  std::string platform;  // platform file; "" = this machine only
+  // How to spread the graph over the devices: a scheduler's name
+  // (scheduler.h), or a plan file made earlier (`hetsched plan`), which wins.
+  // "sequential" on one device needs no cost model; anything else opens the
+  // profile database and calibrates the devices first.
+  std::string scheduler = "sequential";
+  std::string plan;
+  std::string profile_db;  // profile database for cost models; "" = the default path
 };
 
 // What a session runs and how: kernels, fusion, fallbacks, memory.
 struct ExecutionSummary {
-  std::string device;         // "cpu:0-1", or "reference"
+  std::string device;         // "cpu:0-1", "cpu:0,cpu:1", or "reference"
   int n_nodes = 0;
   int n_steps = 0;
   int n_fused_nodes = 0;      // nodes run inside another node's kernel
@@ -61,6 +71,14 @@ struct ExecutionSummary {
   size_t arena_bytes = 0;     // peak memory of intermediate values
   size_t weight_bytes = 0;    // weights as the kernels hold them
   std::string note;           // why the whole graph runs on reference kernels, if it does
+  // The plan: who made it, its lanes (device, stream), copies between memory
+  // spaces and events between lanes.
+  std::string scheduler;
+  int n_lanes = 0;
+  int n_copies = 0;
+  int n_events = 0;
+  bool emulated = false;      // some device is emulated: its timings are modeled
+  int n_emulation_overruns = 0;  // emulated steps whose real compute outlasted the model (last run)
 };
 
 class Session {
@@ -74,12 +92,16 @@ class Session {
 
   const Graph& graph() const { return *graph_; }
   const ExecutionSummary& summary() const;
+  // The plan it runs; nullptr on reference kernels.
+  const Plan* plan() const;
+  const Platform& platform() const;
 
   // Runs the graph once. Every graph input must be given, with a dtype and a
   // shape matching the graph's (unknown dims match anything); an extra or
   // missing input is an ErrorCode::kInvalidInput naming it. Returns every
-  // graph output by name. Concurrent calls are serialised.
-  TensorMap run(const TensorMap& inputs) const;
+  // graph output by name. Concurrent calls are serialised. With `trace`,
+  // also the run's timeline (one lane per device stream; see trace.h).
+  TensorMap run(const TensorMap& inputs, Trace* trace = nullptr) const;
 
   // Deterministic random inputs for every graph input (free dims set to 1):
   // floats uniform in [-1, 1), integers in [0, 10), bools alternating.
@@ -91,6 +113,10 @@ class Session {
   std::unique_ptr<Graph> graph_;  // on the heap: compiled programs point into it
   std::unique_ptr<Backend> backend_;
 };
+
+// Deterministic random inputs for every graph input (see
+// Session::random_inputs).
+TensorMap random_inputs(const Graph& graph, uint64_t seed = 0);
 
 // Runs `graph` once with the reference kernels, sequentially, on the calling
 // thread (inputs are not checked; see Session::run).

@@ -9,6 +9,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::kInvalidModel: return "invalid-model";
     case ErrorCode::kUnsupported: return "unsupported";
     case ErrorCode::kInvalidInput: return "invalid-input";
+    case ErrorCode::kInvalidFile: return "invalid-file";
     case ErrorCode::kRuntime: return "runtime";
   }
   return "unknown";

@@ -7,8 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "backends/cpu/cpu_device.h"
-#include "backends/cpu/program.h"
+#include "hetsched/scheduler.h"
+#include "plan/plan_builder.h"
+#include "runtime/executor.h"
 #include "graph/onnx_export.h"
 #include "graph/onnx_import.h"
 #include "graph/optimize.h"
@@ -96,21 +97,35 @@ std::pair<std::string, Shape> parse_shape_override(const std::string& text) {
 
 struct Session::Backend {
   ExecutionSummary summary;
-  std::unique_ptr<CpuDevice> device;
-  // Created, used and destroyed on the device's thread.
-  std::unique_ptr<dnnl::engine> engine;
-  std::unique_ptr<dnnl::stream> stream;
-  std::unique_ptr<cpu::Program> program;
+  Platform platform;
+  std::unique_ptr<Executor> executor;  // null: reference kernels
   std::mutex mutex;
-
-  ~Backend() {
-    if (device) device->run([this] {
-      program.reset();
-      stream.reset();
-      engine.reset();
-    });
-  }
 };
+
+namespace {
+
+bool shapes_are_static(const Graph& graph) {
+  for (const Value& v : graph.values)
+    if (!v.is_constant() && !v.shape_is_static()) return false;
+  return true;
+}
+
+// The plan a session runs: a plan file, the trivial one-device plan, or the
+// scheduler's (which needs the cost model).
+Plan session_plan(const Graph& graph, Platform& platform, const SessionOptions& options,
+                  std::shared_ptr<const CostModel>& cost) {
+  if (!options.plan.empty()) return read_plan_file(options.plan, graph);
+  if (platform.devices.size() == 1 && options.scheduler == "sequential" && !platform.has_emulated()) {
+    std::vector<LaunchAssignment> launches;
+    for (auto& unit : fusion_units(graph)) launches.push_back({unit, 0, 0, "the only device"});
+    return build_plan(graph, platform, launches, "sequential");
+  }
+  auto scheduler = make_scheduler(options.scheduler);
+  if (!cost) cost = open_cost_model(platform, options.profile_db, nullptr);
+  return scheduler->schedule(graph, platform, *cost, ScheduleOptions{});
+}
+
+}  // namespace
 
 Session::Session(Graph graph, const SessionOptions& options)
     : graph_(std::make_unique<Graph>(std::move(graph))), backend_(std::make_unique<Backend>()) {
@@ -121,43 +136,39 @@ Session::Session(Graph graph, const SessionOptions& options)
     b.summary.n_steps = b.summary.n_nodes;
     return;
   }
-  std::vector<DeviceSpec> devices = parse_device_spec(options.devices);
-  if (devices.size() != 1)
-    throw Error(ErrorCode::kUsage, fmt::format("--devices '{}': {} devices given; running on several devices needs "
-                                               "a schedule, which is not available yet: give one device",
-                                               options.devices, devices.size()));
-  b.summary.device = devices[0].name();
-  b.device = std::make_unique<CpuDevice>(devices[0]);
-  b.device->run([&] {
-    b.engine = std::make_unique<dnnl::engine>(dnnl::engine::kind::cpu, 0);
-    b.stream = std::make_unique<dnnl::stream>(*b.engine);
-    try {
-      b.program = cpu::Program::compile(*graph_, *b.engine);
-    } catch (const Error& e) {
-      if (e.code() != ErrorCode::kUnsupported) throw;
-      b.summary.note = std::string("running on reference kernels: ") + e.what();
-    }
-  });
-  if (!b.program) {
+  b.platform = make_platform(options.devices, options.platform);
+  bool one_cpu_device = b.platform.devices.size() == 1 && !b.platform.has_emulated();
+  if (!shapes_are_static(*graph_) && one_cpu_device && options.plan.empty()) {
+    // One device and free dims: the reference kernels derive shapes as they go.
+    b.summary.device = b.platform.devices[0].name;
     b.summary.n_steps = b.summary.n_nodes;
     b.summary.n_fallbacks = b.summary.n_nodes;
+    for (const Value& v : graph_->values)
+      if (!v.is_constant() && !v.shape_is_static()) {
+        b.summary.note = fmt::format("running on reference kernels: the CPU backend needs static shapes; value '{}' "
+                                     "has shape {} (fix input dims with --shape)",
+                                     v.name, v.has_shape ? shape_to_string(v.shape) : "of unknown rank");
+        break;
+      }
     return;
   }
-  const cpu::ProgramStats& stats = b.program->stats();
-  b.summary.n_steps = stats.n_steps;
-  b.summary.n_fused_nodes = stats.n_fused_nodes;
-  b.summary.n_reorders = stats.n_reorders;
-  b.summary.n_fallbacks = stats.n_fallbacks;
-  b.summary.fallbacks = stats.fallbacks;
-  b.summary.arena_bytes = stats.arena_bytes;
-  b.summary.weight_bytes = stats.constant_bytes;
+  std::shared_ptr<const CostModel> cost;
+  if (b.platform.has_emulated()) cost = open_cost_model(b.platform, options.profile_db, nullptr);
+  Plan plan = session_plan(*graph_, b.platform, options, cost);
+  b.executor = std::make_unique<Executor>(*graph_, std::move(plan), b.platform, cost);
+  b.summary = b.executor->summary();
 }
 
 Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 Session::~Session() = default;
 
-const ExecutionSummary& Session::summary() const { return backend_->summary; }
+const ExecutionSummary& Session::summary() const {
+  return backend_->executor ? backend_->executor->summary() : backend_->summary;
+}
+
+const Plan* Session::plan() const { return backend_->executor ? &backend_->executor->plan() : nullptr; }
+const Platform& Session::platform() const { return backend_->platform; }
 
 Session Session::load(const std::string& model, const LoadOptions& options, const SessionOptions& session_options) {
   return Session(load_model(model, options), session_options);
@@ -187,21 +198,25 @@ void Session::check_inputs(const TensorMap& inputs) const {
   }
 }
 
-TensorMap Session::run(const TensorMap& inputs) const {
+TensorMap Session::run(const TensorMap& inputs, Trace* trace) const {
   check_inputs(inputs);
   Backend& b = *backend_;
   std::lock_guard<std::mutex> lock(b.mutex);
-  if (!b.program) return run_reference(*graph_, inputs);
-  TensorMap outputs;
-  b.device->run([&] { outputs = b.program->run(inputs, *b.stream); });
+  if (!b.executor) return run_reference(*graph_, inputs);
+  if (!trace) return b.executor->run(inputs);
+  RunTimeline timeline;
+  TensorMap outputs = b.executor->run(inputs, &timeline);
+  *trace = timeline_trace(timeline, b.executor->plan(), *graph_, b.platform);
   return outputs;
 }
 
-TensorMap Session::random_inputs(uint64_t seed) const {
+TensorMap Session::random_inputs(uint64_t seed) const { return hetsched::random_inputs(*graph_, seed); }
+
+TensorMap random_inputs(const Graph& graph, uint64_t seed) {
   TensorMap inputs;
   std::mt19937_64 rng(seed);
-  for (ValueId id : graph_->inputs) {
-    const Value& v = graph_->values[id];
+  for (ValueId id : graph.inputs) {
+    const Value& v = graph.values[id];
     Shape shape = v.shape;
     for (int64_t& d : shape)
       if (d < 0) d = 1;

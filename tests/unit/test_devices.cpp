@@ -156,7 +156,7 @@ TEST(DeviceSpecTest, EmptySpecIsAnError) {
 
 TEST(DeviceSpecTest, UnknownKindIsAnError) {
   EXPECT_EQ(usage_error("gpu"),
-            "--devices 'gpu': unknown device kind 'gpu' (expected cpu; cuda:N and emu:NAME come with their backends)");
+            "--devices 'gpu': unknown device kind 'gpu' (expected cpu or emu:NAME; cuda:N comes with its backend)");
   EXPECT_THAT(usage_error("cuda:0"), HasSubstr("unknown device kind 'cuda'"));
   EXPECT_THAT(usage_error("cpu,gpu:1"), HasSubstr("unknown device kind 'gpu'"));
   EXPECT_THAT(usage_error(":0"), HasSubstr("unknown device kind ''"));

@@ -14,14 +14,21 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "hetsched/scheduler.h"
 #include "hetsched/session.h"
+#include "hetsched/trace.h"
 #include "hetsched/tensor_io.h"
 #include "hetsched/zoo.h"
+#include "cli_common.h"
 #include "devices_command.h"
+#include "plan_commands.h"
+#include "profile_command.h"
+#include "simulate_command.h"
 #include "kernels/kernel.h"
 
 namespace fs = std::filesystem;
 using namespace hetsched;
+using hetsched::cli::ModelOptions;
 
 namespace {
 
@@ -30,45 +37,6 @@ using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
-
-// Options every command that loads a model shares.
-struct ModelOptions {
-  std::string model;
-  std::vector<std::string> shapes;
-  std::vector<std::string> params;
-  bool no_optimize = false;
-
-  std::string devices = "cpu";
-  bool reference = false;
-
-  void add_to(CLI::App* cmd) {
-    cmd->add_option("model", model, "model: an .onnx file or zoo:NAME (see `hetsched zoo`)")->required();
-    cmd->add_option("--devices", devices, "where to run: cpu, cpu:0-1, ... (see `hetsched devices`)")
-        ->capture_default_str();
-    cmd->add_flag("--reference", reference, "run with the plain C++ reference kernels (the ground truth)");
-    cmd->add_option("--shape", shapes, "fix a free input dim: NAME=1x3x224x224 (repeatable)");
-    cmd->add_option("--param", params, "zoo model parameter KEY=VALUE, e.g. layers=2 (repeatable)");
-    cmd->add_flag("--no-optimize", no_optimize, "skip load-time graph optimisations");
-  }
-
-  LoadOptions load_options() const {
-    LoadOptions opts;
-    for (const auto& s : shapes) {
-      auto [name, shape] = parse_shape_override(s);
-      opts.input_shapes[name] = shape;
-    }
-    for (const auto& p : params) {
-      auto eq = p.find('=');
-      if (eq == std::string::npos || eq == 0)
-        throw Error(ErrorCode::kUsage, fmt::format("--param '{}': expected KEY=VALUE", p));
-      opts.zoo_params[p.substr(0, eq)] = p.substr(eq + 1);
-    }
-    opts.optimize = !no_optimize;
-    return opts;
-  }
-
-  SessionOptions session_options() const { return SessionOptions{devices, reference}; }
-};
 
 std::string mib(size_t bytes) { return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20)); }
 
@@ -82,6 +50,9 @@ void print_summary(const ExecutionSummary& s, bool verbose) {
              "intermediates {}, weights {}\n",
              s.device, s.n_nodes, s.n_steps, s.n_fused_nodes, s.n_reorders, s.n_fallbacks, mib(s.arena_bytes),
              mib(s.weight_bytes));
+  if (s.n_lanes > 1 || s.emulated)
+    fmt::print("plan: {} over {} lanes, {} copies between memory spaces, {} events{}\n", s.scheduler, s.n_lanes,
+               s.n_copies, s.n_events, s.emulated ? " (emulated devices)" : "");
   if (!s.note.empty()) fmt::print("note: {}\n", s.note);
   if (verbose)
     for (const auto& f : s.fallbacks) fmt::print("  reference: {}\n", f);
@@ -104,12 +75,15 @@ struct RunCommand {
   int iterations = 10;
   int warmups = 1;
   std::string json_path;
+  std::string trace_path;
   uint64_t seed = 0;
   bool verbose = false;
 
   void add_to(CLI::App& app) {
     auto* cmd = app.add_subcommand("run", "run a model and report its latency");
     model.add_to(cmd);
+    model.add_plan_options(cmd);
+    cmd->add_option("--trace", trace_path, "write the last timed run's timeline as a Chrome trace (Perfetto)");
     cmd->add_flag("-v,--verbose", verbose, "list the nodes that run on reference kernels");
     cmd->add_option("--input", inputs, "input tensor NAME=FILE (.npy or .pb); random data when omitted (repeatable)");
     cmd->add_option("--output-dir", output_dir, "write each output as NAME.npy into this folder");
@@ -154,12 +128,15 @@ struct RunCommand {
     double first_ms = ms_since(first_start);
     for (int i = 0; i < warmups; ++i) session.run(feeds);
     std::vector<double> times;
+    Trace trace;
+    bool tracing = !trace_path.empty();
     auto total_start = Clock::now();
     for (int i = 0; i < iterations; ++i) {
       auto start = Clock::now();
-      session.run(feeds);
+      session.run(feeds, tracing && i + 1 == iterations ? &trace : nullptr);
       times.push_back(ms_since(start));
     }
+    if (tracing && iterations == 0) session.run(feeds, &trace);
     double total_ms = ms_since(total_start);
     double p50 = percentile(times, 50), p90 = percentile(times, 90), p99 = percentile(times, 99);
     double runs_per_s = iterations > 0 && total_ms > 0 ? iterations / (total_ms / 1000.0) : 0;
@@ -169,6 +146,13 @@ struct RunCommand {
       fmt::print("runs: {}  p50: {:.2f} ms  p90: {:.2f} ms  p99: {:.2f} ms  runs/s: {:.2f}\n", iterations, p50, p90,
                  p99, runs_per_s);
     for (const auto& [name, t] : outputs) fmt::print("output {}: {}\n", name, t.description());
+    if (session.summary().emulated)
+      fmt::print("note: timings include emulated devices: their steps are held to modeled durations ({} overran)\n",
+                 session.summary().n_emulation_overruns);
+    if (tracing) {
+      write_chrome_trace(trace, trace_path);
+      fmt::print("trace ({}) written to {}\n", trace.kind, trace_path);
+    }
 
     if (!output_dir.empty()) {
       fs::create_directories(output_dir);
@@ -312,7 +296,10 @@ struct ConformanceCommand {
       std::string test = c.filename().string();
       std::optional<Session> session;
       try {
-        session.emplace(Session::load((c / "model.onnx").string(), {}, SessionOptions{devices, reference}));
+        SessionOptions options;
+        options.devices = devices;
+        options.reference = reference;
+        session.emplace(Session::load((c / "model.onnx").string(), {}, options));
       } catch (const Error& e) {
         if (e.code() == ErrorCode::kUnsupported) {
           ++skipped;
@@ -367,6 +354,9 @@ struct ListCommands {
     app.add_subcommand("ops", "list the ONNX ops the reference kernels run")->callback([] {
       for (const auto& op : kernels::reference_op_types()) fmt::print("{}\n", op);
     });
+    app.add_subcommand("schedulers", "list the schedulers (--scheduler NAME)")->callback([] {
+      for (const auto& [name, summary] : scheduler_names()) fmt::print("{:<16} {}\n", name, summary);
+    });
   }
 };
 
@@ -409,8 +399,11 @@ int main(int argc, char** argv) {
   conformance.add_to(app);
   demo.add_to(app);
   lists.add_to(app);
-  int devices_exit_code = 0;
+  int devices_exit_code = 0, plan_exit_code = 0, profile_exit_code = 0, simulate_exit_code = 0;
   add_devices_command(app, &devices_exit_code);
+  add_plan_commands(app, &plan_exit_code);
+  add_profile_command(app, &profile_exit_code);
+  add_simulate_command(app, &simulate_exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -425,5 +418,6 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "hetsched: error: {}\n", e.what());
     return 1;
   }
-  return run.exit_code | export_cmd.exit_code | conformance.exit_code | demo.exit_code | devices_exit_code;
+  return run.exit_code | export_cmd.exit_code | conformance.exit_code | demo.exit_code | devices_exit_code |
+         plan_exit_code | profile_exit_code | simulate_exit_code;
 }

@@ -2,11 +2,13 @@
 //
 // Grammar (whitespace around any token is ignored):
 //   spec   := device (',' device)*
-//   device := 'cpu' | 'cpu' ':' cores
+//   device := 'cpu' | 'cpu' ':' cores | 'emu' ':' NAME
 //   cores  := range ('+' range)*        '+' joins ranges, as name() prints them
 //   range  := N | A '-' B               A <= B
+//   NAME   := [A-Za-z0-9_-]+            a device of the platform file
 // Overlapping ranges inside one device are merged; a core in two devices is
-// an error, since two devices must never compete for one core.
+// an error, since two devices must never compete for one core. An emulated
+// device listed twice is an error too: a spec names each device once.
 #include <sched.h>
 #include <sys/sysinfo.h>
 
@@ -14,6 +16,7 @@
 #include <cctype>
 #include <charconv>
 #include <set>
+#include <string>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -92,12 +95,15 @@ class SpecParser {
     for (size_t i = 0; i < items.size(); ++i) {
       std::string_view item = trim(items[i]);
       if (item.empty())
-        fail(fmt::format("device {} is empty (expected cpu or cpu:CORES between the commas)", i + 1));
+        fail(fmt::format("device {} is empty (expected cpu, cpu:CORES or emu:NAME between the commas)", i + 1));
       parsed.push_back(parse_device(item));
     }
     std::vector<DeviceSpec> devices;
     std::set<int> taken;
+    std::set<std::string> emulated;
     for (const ParsedDevice& p : parsed) {
+      if (p.kind == DeviceKind::kEmulated && !emulated.insert(p.emulated).second)
+        fail(fmt::format("emu:{} is listed twice", p.emulated));
       DeviceSpec device = resolve(p);
       for (int core : device.cores)
         if (!taken.insert(core).second) fail(fmt::format("core {} is in two devices", core));
@@ -114,6 +120,7 @@ class SpecParser {
     DeviceKind kind = DeviceKind::kCpu;
     bool all_cores = false;  // plain "cpu"
     std::vector<Range> ranges;
+    std::string emulated;  // kEmulated: NAME of "emu:NAME"
   };
 
   [[noreturn]] void fail(const std::string& what) const {
@@ -123,8 +130,9 @@ class SpecParser {
   ParsedDevice parse_device(std::string_view item) const {
     size_t colon = item.find(':');
     std::string_view kind = trim(item.substr(0, colon));
+    if (kind == "emu") return parse_emulated(item, colon);
     if (kind != "cpu")
-      fail(fmt::format("unknown device kind '{}' (expected cpu; cuda:N and emu:NAME come with their backends)",
+      fail(fmt::format("unknown device kind '{}' (expected cpu or emu:NAME; cuda:N comes with its backend)",
                        kind));
     ParsedDevice device;
     device.kind = DeviceKind::kCpu;
@@ -135,6 +143,22 @@ class SpecParser {
     std::string_view list = trim(item.substr(colon + 1));
     if (list.empty()) fail(fmt::format("'{}' lists no cores (expected cpu:N or cpu:A-B, e.g. cpu:0-3)", item));
     for (std::string_view range : split(list, '+')) device.ranges.push_back(parse_range(trim(range)));
+    return device;
+  }
+
+  ParsedDevice parse_emulated(std::string_view item, size_t colon) const {
+    std::string_view name = colon == std::string_view::npos ? std::string_view() : trim(item.substr(colon + 1));
+    if (name.empty())
+      fail(fmt::format("'{}' names no device (expected emu:NAME, NAME a device of the --platform file)", item));
+    bool valid = std::all_of(name.begin(), name.end(), [](char ch) {
+      return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-';
+    });
+    if (!valid)
+      fail(fmt::format("'{}' is not a device name (expected emu:NAME with NAME of letters, digits, '_' and '-')",
+                       item));
+    ParsedDevice device;
+    device.kind = DeviceKind::kEmulated;
+    device.emulated = std::string(name);
     return device;
   }
 
@@ -165,6 +189,10 @@ class SpecParser {
   DeviceSpec resolve(const ParsedDevice& parsed) const {
     DeviceSpec device;
     device.kind = parsed.kind;
+    if (parsed.kind == DeviceKind::kEmulated) {
+      device.emulated = parsed.emulated;  // the platform file, not this machine, says whether it exists
+      return device;
+    }
     if (parsed.all_cores) {
       if (usable_.empty()) fail("this process may run on no core");
       device.cores = usable_;
@@ -202,6 +230,7 @@ class SpecParser {
 std::string DeviceSpec::name() const {
   switch (kind) {
     case DeviceKind::kCpu: return cores.empty() ? "cpu" : "cpu:" + format_ranges(cores, "+");
+    case DeviceKind::kEmulated: return "emu:" + emulated;
   }
   return "?";
 }

@@ -60,8 +60,13 @@ class Lowering {
   // A step copying buffer `from` into `to` (same value layout or not).
   void copy(BufferId from, BufferId to);
 
+  // The nodes to run in this node's kernel: fusion_group() cut at the first
+  // node of another launch (fusion never crosses launches).
+  std::vector<NodeId> fusion_group() const;
+
   // True when nothing but `reader` will read `value` from now on: every
-  // consumer but `reader` has been compiled and the value is no graph output.
+  // consumer but `reader` has been compiled and the value is neither a graph
+  // output nor read outside this program (an export or external input).
   bool dies_at(ValueId value, NodeId reader) const;
 
   // For a lowering that needs no step (views): the node is done.

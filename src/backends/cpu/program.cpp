@@ -1,5 +1,6 @@
 #include "backends/cpu/program.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -209,8 +210,18 @@ void Lowering::alias(ValueId value, BufferId buffer) {
   program_.value_buffers_[value].insert(program_.value_buffers_[value].begin(), buffer);
 }
 
+std::vector<NodeId> Lowering::fusion_group() const {
+  std::vector<NodeId> group = cpu::fusion_group(graph(), node_id_);
+  const auto& launch_of = program_.launch_of_;
+  size_t keep = 1;
+  while (keep < group.size() && launch_of[group[keep]] == launch_of[node_id_]) ++keep;
+  group.resize(keep);
+  return group;
+}
+
 bool Lowering::dies_at(ValueId value, NodeId reader) const {
-  if (graph().is_graph_output(value) || graph().is_graph_input(value) || graph().values[value].is_constant())
+  if (graph().is_graph_output(value) || graph().is_graph_input(value) || graph().values[value].is_constant() ||
+      program_.is_external_input(value) || program_.is_export(value))
     return false;
   for (NodeId c : graph().values[value].consumers)
     if (c != reader && !program_.compiled_[c]) return false;
@@ -291,7 +302,15 @@ void emit_reference(Lowering& lowering, std::vector<Step>& steps, std::vector<Bu
 
 }  // namespace
 
-std::unique_ptr<Program> Program::compile(const Graph& graph, const dnnl::engine& engine) {
+bool Program::is_external_input(ValueId value) const {
+  return std::find(external_inputs_.begin(), external_inputs_.end(), value) != external_inputs_.end();
+}
+
+bool Program::is_export(ValueId value) const {
+  return std::find(exports_.begin(), exports_.end(), value) != exports_.end();
+}
+
+std::unique_ptr<Program> Program::compile(const Graph& graph, const dnnl::engine& engine, const ProgramScope* scope) {
   for (const Value& v : graph.values)
     if (!v.is_constant() && !v.shape_is_static())
       throw Error(ErrorCode::kUnsupported,
@@ -302,65 +321,99 @@ std::unique_ptr<Program> Program::compile(const Graph& graph, const dnnl::engine
   Program& p = *program;
   p.value_buffers_.assign(graph.values.size(), {});
   p.compiled_.assign(graph.nodes.size(), false);
-  p.stats_.n_nodes = static_cast<int>(graph.nodes.size());
-
-  // Pass 1: graph inputs are read in place.
-  for (ValueId id : graph.inputs) {
-    const Value& v = graph.values[id];
-    Buffer b;
-    b.value = id;
-    b.dtype = v.dtype;
-    b.shape = v.shape;
-    b.kind = BufferKind::kGraphInput;
-    b.size = static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype);
-    p.buffers_.push_back(std::move(b));
-    p.value_buffers_[id].push_back(static_cast<BufferId>(p.buffers_.size() - 1));
+  ProgramScope whole;
+  if (!scope) {
+    whole.launches.emplace_back();
+    for (NodeId n = 0; n < static_cast<NodeId>(graph.nodes.size()); ++n) whole.launches[0].push_back(n);
+    scope = &whole;
   }
+  p.launch_of_.assign(graph.nodes.size(), -1);
+  for (size_t k = 0; k < scope->launches.size(); ++k)
+    for (NodeId n : scope->launches[k]) {
+      if (n < 0 || n >= static_cast<NodeId>(graph.nodes.size()) || p.launch_of_[n] >= 0)
+        throw Error(ErrorCode::kRuntime, fmt::format("cpu program: node {} is outside the graph or in two launches", n));
+      p.launch_of_[n] = static_cast<int>(k);
+      ++p.stats_.n_nodes;
+    }
 
-  // Pass 2: each node, in topological order, through its lowering or its
-  // reference kernel.
-  for (NodeId n = 0; n < static_cast<NodeId>(graph.nodes.size()); ++n) {
-    if (p.compiled_[n]) continue;  // absorbed by an earlier node
-    const Node& node = graph.nodes[n];
-    Lowering lowering(p, n);
-    LowerFn fn = find_cpu_lowering(node.op_type);
-    std::string reason = "no oneDNN lowering";
-    if (fn) {
-      size_t steps_before = p.steps_.size();
-      if (fn(lowering)) {
-        for (NodeId a : lowering.absorbed()) p.compiled_[a] = true;
-        p.stats_.n_fused_nodes += static_cast<int>(lowering.absorbed().size());
-        p.compiled_[n] = true;
-        continue;
+  // Pass 1: external inputs (graph inputs and values produced outside the
+  // scope) are read in place; exports are what outside readers need.
+  for (const auto& launch : scope->launches)
+    for (NodeId n : launch) {
+      for (ValueId id : graph.nodes[n].inputs) {
+        if (id == kNoValue || graph.values[id].is_constant() || !p.value_buffers_[id].empty()) continue;
+        NodeId producer = graph.values[id].producer;
+        if (producer != kNoNode && p.launch_of_[producer] >= 0) continue;
+        const Value& v = graph.values[id];
+        Buffer b;
+        b.value = id;
+        b.dtype = v.dtype;
+        b.shape = v.shape;
+        b.kind = BufferKind::kGraphInput;
+        b.size = static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype);
+        p.buffers_.push_back(std::move(b));
+        p.value_buffers_[id].push_back(static_cast<BufferId>(p.buffers_.size() - 1));
+        p.external_inputs_.push_back(id);
       }
-      if (p.steps_.size() != steps_before || lowering.emitted())
-        throw Error(ErrorCode::kRuntime, node.label() + ": CPU lowering declined after emitting steps");
-      reason = "oneDNN lowering declined (dtype, attributes or shapes)";
+      for (ValueId id : graph.nodes[n].outputs) {
+        if (id == kNoValue) continue;
+        bool read_outside = graph.is_graph_output(id);
+        for (NodeId c : graph.values[id].consumers) read_outside = read_outside || p.launch_of_[c] < 0;
+        if (read_outside) p.exports_.push_back(id);
+      }
     }
-    Lowering fallback(p, n);
-    emit_reference(fallback, p.steps_, p.buffers_, reason, p.stats_);
-    p.compiled_[n] = true;
-  }
 
-  // Pass 3: graph outputs in plain layout, written into the caller's tensors.
-  for (ValueId id : graph.outputs) {
-    const Value& v = graph.values[id];
-    if (v.is_constant() || graph.is_graph_input(id)) continue;  // copied at run time
-    Lowering outputs(p, kNoNode);
-    BufferId b = outputs.value_in(id);
-    if (p.buffers_[b].kind == BufferKind::kView || p.buffers_[b].kind == BufferKind::kGraphOutput) {
-      // The bytes belong to another value (or output): copy them out.
-      BufferId copy = outputs.output(id);
-      outputs.copy(b, copy);
-      b = copy;
-    }
-    if (p.buffers_[b].kind == BufferKind::kArena) {
-      p.buffers_[b].kind = BufferKind::kGraphOutput;
-      p.buffers_[b].value = id;  // an in-place buffer first held another value
-    }
+  // Pass 2: each launch's nodes through their lowerings (or reference
+  // kernels), then its exports out in plain layout.
+  for (const auto& launch : scope->launches) {
+    p.compile_launch(launch);
+    for (NodeId n : launch)
+      for (ValueId id : graph.nodes[n].outputs)
+        if (id != kNoValue && p.is_export(id)) p.export_value(id);
+    p.launch_steps_.push_back(static_cast<int>(p.steps_.size()));
   }
   p.finish();
   return program;
+}
+
+void Program::compile_launch(const std::vector<NodeId>& nodes) {
+  for (NodeId n : nodes) {
+    if (compiled_[n]) continue;  // absorbed by an earlier node
+    const Node& node = graph_.nodes[n];
+    Lowering lowering(*this, n);
+    LowerFn fn = find_cpu_lowering(node.op_type);
+    std::string reason = "no oneDNN lowering";
+    if (fn) {
+      size_t steps_before = steps_.size();
+      if (fn(lowering)) {
+        for (NodeId a : lowering.absorbed()) compiled_[a] = true;
+        stats_.n_fused_nodes += static_cast<int>(lowering.absorbed().size());
+        compiled_[n] = true;
+        continue;
+      }
+      if (steps_.size() != steps_before || lowering.emitted())
+        throw Error(ErrorCode::kRuntime, node.label() + ": CPU lowering declined after emitting steps");
+      reason = "oneDNN lowering declined (dtype, attributes or shapes)";
+    }
+    Lowering fallback(*this, n);
+    emit_reference(fallback, steps_, buffers_, reason, stats_);
+    compiled_[n] = true;
+  }
+}
+
+void Program::export_value(ValueId id) {
+  Lowering exporter(*this, kNoNode);
+  BufferId b = exporter.value_in(id);
+  if (buffers_[b].kind == BufferKind::kView || buffers_[b].kind == BufferKind::kGraphOutput) {
+    // The bytes belong to another value (or export): copy them out.
+    BufferId copy = exporter.output(id);
+    exporter.copy(b, copy);
+    b = copy;
+  }
+  if (buffers_[b].kind == BufferKind::kArena) {
+    buffers_[b].kind = BufferKind::kGraphOutput;
+    buffers_[b].value = id;  // an in-place buffer first held another value
+  }
 }
 
 void Program::finish() {
@@ -409,30 +462,23 @@ void Program::finish() {
   stats_.n_steps = static_cast<int>(steps_.size());
 }
 
-TensorMap Program::run(const TensorMap& inputs, dnnl::stream& stream) {
-  // Graph inputs are read in place; graph outputs written into new tensors.
-  for (BufferId id = 0; id < static_cast<BufferId>(buffers_.size()); ++id) {
-    Buffer& b = buffers_[id];
-    if (b.kind != BufferKind::kGraphInput) continue;
-    const Tensor& t = inputs.at(graph_.values[b.value].name);
-    pointers_[id] = const_cast<void*>(t.raw());
-    if (memories_[id]) memories_[id].set_data_handle(pointers_[id]);
-  }
-  TensorMap outputs;
-  for (BufferId id = 0; id < static_cast<BufferId>(buffers_.size()); ++id) {
-    Buffer& b = buffers_[id];
-    if (b.kind != BufferKind::kGraphOutput) continue;
-    Tensor t(b.dtype, b.shape);
-    pointers_[id] = t.raw();
-    if (memories_[id]) memories_[id].set_data_handle(pointers_[id]);
-    outputs[graph_.values[b.value].name] = std::move(t);
-  }
+void Program::bind(const std::vector<std::pair<ValueId, void*>>& memory) {
+  for (const auto& [value, data] : memory)
+    for (BufferId id = 0; id < static_cast<BufferId>(buffers_.size()); ++id) {
+      Buffer& b = buffers_[id];
+      if (b.value != value || (b.kind != BufferKind::kGraphInput && b.kind != BufferKind::kGraphOutput)) continue;
+      pointers_[id] = data;
+      if (memories_[id]) memories_[id].set_data_handle(data);
+    }
   for (BufferId id = 0; id < static_cast<BufferId>(buffers_.size()); ++id) {
     if (buffers_[id].kind != BufferKind::kView) continue;
     pointers_[id] = pointers_[buffers_[id].view_of];
-    if (memories_[id]) memories_[id].set_data_handle(pointers_[id]);
+    if (memories_[id] && pointers_[id]) memories_[id].set_data_handle(pointers_[id]);
   }
-  for (size_t s = 0; s < steps_.size(); ++s) {
+}
+
+void Program::run_launch(int k, dnnl::stream& stream) {
+  for (int s = launch_steps_[k]; s < launch_steps_[k + 1]; ++s) {
     Step& step = steps_[s];
     if (step.primitive) {
       step.primitive->execute(stream, step_args_[s]);
@@ -445,6 +491,21 @@ TensorMap Program::run(const TensorMap& inputs, dnnl::stream& stream) {
     step.host(ptrs);
   }
   stream.wait();
+}
+
+TensorMap Program::run(const TensorMap& inputs, dnnl::stream& stream) {
+  std::vector<std::pair<ValueId, void*>> memory;
+  for (ValueId id : external_inputs_)
+    memory.emplace_back(id, const_cast<void*>(inputs.at(graph_.values[id].name).raw()));
+  TensorMap outputs;
+  for (ValueId id : exports_) {
+    const Value& v = graph_.values[id];
+    Tensor t(v.dtype, v.shape);
+    memory.emplace_back(id, t.raw());
+    outputs[v.name] = std::move(t);
+  }
+  bind(memory);
+  for (int k = 0; k < n_launches(); ++k) run_launch(k, stream);
   for (ValueId id : graph_.outputs) {
     const Value& v = graph_.values[id];
     if (v.is_constant()) outputs[v.name] = v.initializer->clone();

@@ -15,9 +15,17 @@
 // (memory_plan.h); graph inputs are read in place and graph outputs written
 // straight into the returned tensors.
 //
-// Threading: compile() and run() must be called on the device's own thread
-// (CpuDevice::run): oneDNN fixes a primitive's thread count at creation.
-// run() is not reentrant (one arena); Session serialises runs.
+// A program may cover only part of the graph (a ProgramScope: the launches
+// of one lane of a Plan). Values it reads but does not produce are external
+// inputs, read in place from memory bound with bind(); values it produces
+// that are read outside it (or are graph outputs) are exports, written in
+// plain layout into bound memory right after the launch producing them.
+// Fusion never crosses a launch: a lowering only absorbs nodes of its
+// launch. Steps are grouped by launch, so run_launch(k) runs launch k.
+//
+// Threading: compile(), bind() and running must happen on the device's own
+// thread (CpuDevice::run): oneDNN fixes a primitive's thread count at
+// creation. Runs are not reentrant (one arena); callers serialise them.
 #pragma once
 
 #include <functional>
@@ -78,10 +86,31 @@ struct ProgramStats {
   size_t constant_bytes = 0; // weights as reordered for the primitives
 };
 
+// The nodes a program computes, as launches in run order (each launch's
+// nodes in topological order). The whole graph when absent: every node,
+// fused as fusion_group() allows, as one launch.
+struct ProgramScope {
+  std::vector<std::vector<NodeId>> launches;
+};
+
 class Program {
  public:
-  static std::unique_ptr<Program> compile(const Graph& graph, const dnnl::engine& engine);
+  static std::unique_ptr<Program> compile(const Graph& graph, const dnnl::engine& engine,
+                                          const ProgramScope* scope = nullptr);
+  // Whole-graph convenience: binds the graph inputs (by name) and fresh
+  // output tensors, runs every launch, returns the outputs by name.
   TensorMap run(const TensorMap& inputs, dnnl::stream& stream);
+
+  // Values read from outside / written for outside (see above).
+  const std::vector<ValueId>& external_inputs() const { return external_inputs_; }
+  const std::vector<ValueId>& exports() const { return exports_; }
+  // Points external inputs and exports at caller-owned plain memory
+  // (dtype and shape of the value); stays bound until bound again.
+  void bind(const std::vector<std::pair<ValueId, void*>>& memory);
+  int n_launches() const { return static_cast<int>(launch_steps_.size()) - 1; }
+  // Runs launch k's steps and waits for them to finish.
+  void run_launch(int k, dnnl::stream& stream);
+
   const ProgramStats& stats() const { return stats_; }
   const std::vector<Step>& steps() const { return steps_; }
 
@@ -89,6 +118,10 @@ class Program {
   friend class Lowering;
   Program(const Graph& graph, const dnnl::engine& engine) : graph_(graph), engine_(engine) {}
   void finish();  // memory plan, memory objects, argument maps
+  void compile_launch(const std::vector<NodeId>& nodes);
+  void export_value(ValueId value);
+  bool is_external_input(ValueId value) const;
+  bool is_export(ValueId value) const;
 
   const Graph& graph_;
   dnnl::engine engine_;
@@ -98,6 +131,9 @@ class Program {
   std::shared_ptr<std::byte> arena_;
   std::vector<std::vector<BufferId>> value_buffers_;  // per value: its buffers, first = where produced
   std::vector<bool> compiled_;                         // per node
+  std::vector<int> launch_of_;                         // per node: its launch, -1 outside the scope
+  std::vector<ValueId> external_inputs_, exports_;
+  std::vector<int> launch_steps_ = {0};                // launch k: steps [launch_steps_[k], launch_steps_[k+1])
   std::vector<void*> pointers_;                        // per buffer, current data pointer
   std::vector<dnnl::memory> memories_;                 // per buffer (empty for types oneDNN lacks)
   std::vector<std::unordered_map<int, dnnl::memory>> step_args_;

@@ -41,7 +41,7 @@ bool lower_conv(Lowering& l) {
   }
 
   // Post-ops for the nodes this Conv fuses with.
-  std::vector<NodeId> group_nodes = fusion_group(g, l.node_id());
+  std::vector<NodeId> group_nodes = l.fusion_group();
   ValueId result = node.outputs[0];
   ValueId residual = kNoValue;
   dnnl::post_ops post_ops;

@@ -56,7 +56,7 @@ bool lower_gemm(Lowering& l) {
   const bool c_as_bias = use_c && c_constant && alpha == 1.0f;
 
   // Post-ops: alpha, C, then the fused activation.
-  std::vector<NodeId> group = fusion_group(g, l.node_id());
+  std::vector<NodeId> group = l.fusion_group();
   dnnl::post_ops post_ops;
   if (alpha != 1.0f) post_ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, alpha, 0.0f);
   int c_post_op = -1;

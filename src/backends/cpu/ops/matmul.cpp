@@ -80,7 +80,7 @@ bool lower_matmul(Lowering& l) {
   }
 
   // Fused bias and activation.
-  std::vector<NodeId> group = fusion_group(g, l.node_id());
+  std::vector<NodeId> group = l.fusion_group();
   ValueId result = node.outputs[0];
   std::optional<Tensor> bias;
   dims bias_dims;

@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+"""Simulator fidelity: predicted against measured makespans of the same plans.
+
+Method
+------
+1. Devices.  Two one-core CPU devices (default --devices cpu:0,cpu:1).
+2. Profile.  `hetsched profile MODEL` fills a fresh profile database (in the
+   work directory) for each model: every fusion unit and every node on each
+   device, timed in context, plus the devices' peaks and the hand-over fit
+   between the two devices.
+3. Plans.  Per model: `sequential` on each device alone, `round-robin`, and
+   `random` with several seeds (valid plans with many cross-device edges) —
+   `hetsched plan ... -o FILE`, so the simulator and the executor get the
+   very same plan.
+4. Predicted.  `hetsched simulate MODEL --plan FILE --json`: the simulator on
+   the combined cost model (measurements first), with co-run interference.
+5. Measured.  `hetsched run MODEL --plan FILE --json -n N -w W`, repeated for
+   R rounds; within a round every plan of the model runs once, in order, so
+   the VM's drift hits all plans alike.  The measured figure is the median of
+   the rounds' p50s; the spread is (max - min) of those p50s.
+6. Error.  |predicted - measured| / measured per plan; the median and the
+   worst over all plans are printed and written with the rows to the CSV.
+"""
+import argparse
+import csv
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def run(cmd):
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"failed ({result.returncode}): {' '.join(cmd)}\n{result.stderr}")
+    return result.stdout
+
+
+def cpu_model():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hetsched", default="build/hetsched")
+    ap.add_argument("--models", default="zoo:googlenet,zoo:inception_v3,zoo:resnet18,zoo:squeezenet1_0,zoo:mobilenet_v2")
+    ap.add_argument("--devices", default="cpu:0,cpu:1")
+    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("-n", type=int, default=10)
+    ap.add_argument("-w", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="two models, one random seed, 2 rounds")
+    ap.add_argument("--csv", default="bench/results/sim_fidelity.csv")
+    args = ap.parse_args()
+    if args.quick:
+        args.models = "zoo:googlenet,zoo:squeezenet1_0"
+        args.seeds = "1"
+        args.rounds = 2
+
+    work = tempfile.mkdtemp(prefix="hetsched-fidelity-")
+    exe = os.path.join(work, "hetsched")
+    shutil.copy(args.hetsched, exe)
+    devices = args.devices.split(",")
+    rows = []
+    for model in args.models.split(","):
+        db = os.path.join(work, model.replace(":", "_") + ".db")
+        base = ["--devices", args.devices, "--db", db]
+        run([exe, "profile", model] + base)
+        plans = {}
+        variants = [(f"sequential {d}", ["--scheduler", "sequential", "--sched-param", f"device={d}"]) for d in devices]
+        variants.append(("round-robin", ["--scheduler", "round-robin"]))
+        variants += [(f"random {s}", ["--scheduler", "random", "--seed", s]) for s in args.seeds.split(",")]
+        for name, flags in variants:
+            path = os.path.join(work, f"{model.replace(':', '_')}-{name.replace(' ', '_').replace(':', '_')}.json")
+            run([exe, "plan", model] + base + flags + ["-o", path])
+            sim_json = path + ".sim"
+            run([exe, "simulate", model, "--plan", path, "--json", sim_json] + base)
+            with open(sim_json) as f:
+                plans[name] = {"path": path, "predicted": json.load(f)["predicted_ms"], "measured": []}
+        for _ in range(args.rounds):
+            for name, p in plans.items():
+                run_json = p["path"] + ".run"
+                run([exe, "run", model, "--plan", p["path"], "-n", str(args.n), "-w", str(args.w), "--json",
+                     run_json] + base)
+                with open(run_json) as f:
+                    p["measured"].append(json.load(f)["p50_ms"])
+        for name, p in plans.items():
+            measured = statistics.median(p["measured"])
+            error = abs(p["predicted"] - measured) / measured
+            rows.append({"model": model, "plan": name, "predicted_ms": round(p["predicted"], 3),
+                         "measured_p50_ms": round(measured, 3),
+                         "measured_spread_ms": round(max(p["measured"]) - min(p["measured"]), 3),
+                         "error": round(error, 4)})
+            print(f"{model:22} {name:18} predicted {p['predicted']:8.2f} ms  measured {measured:8.2f} ms  "
+                  f"error {100 * error:5.1f}%", flush=True)
+    errors = [r["error"] for r in rows]
+    print(f"\n{len(rows)} plans on {args.devices} ({cpu_model()}): median error {100 * statistics.median(errors):.1f}%, "
+          f"worst {100 * max(errors):.1f}%")
+    os.makedirs(os.path.dirname(args.csv), exist_ok=True)
+    with open(args.csv, "w", newline="") as f:
+        f.write(f"# {cpu_model()}, devices {args.devices}, {args.rounds} rounds x -n {args.n} -w {args.w}\n")
+        writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        writer.writeheader()
+        writer.writerows(rows)
+    shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+// Platforms: the devices work can be placed on and the links between their
+// memory spaces.
+//
+// A Platform is what schedulers, cost models, the simulator and the executor
+// agree on. It is built from
+//   - a device spec alone (`--devices cpu:0,cpu:1`): real CPU core groups of
+//     this machine, all in the "host" memory space;
+//   - a platform file alone (`--platform platforms/phone-soc.json`): every
+//     device of the file, each an emulated device named "emu:NAME" (see
+//     docs/platforms.md for the format);
+//   - both: the spec picks devices; `cpu...` entries are real, `emu:NAME`
+//     entries are the file's device NAME, emulated.
+// The memory space "host" is the machine's main memory in every platform. A
+// device whose memory space is another one (a discrete GPU's, a DSA's) needs
+// a Copy step over a Link to read a value produced elsewhere.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hetsched/device.h"
+#include "hetsched/graph.h"
+
+namespace hetsched {
+
+constexpr const char* kHostMemory = "host";
+
+struct PlatformDevice {
+  std::string name;  // "cpu:0-1" (real), "emu:npu" (emulated): what plans and --devices call it
+  DeviceKind kind = DeviceKind::kCpu;
+  std::vector<int> cores;  // kCpu: the OS processors it runs on
+  // kEmulated: what the device models ("cpu", "gpu", "npu", "dsa"); the
+  // executor runs it with reference kernels held to modeled durations.
+  std::string model_kind;
+  std::string memory_space = kHostMemory;
+  int n_streams = 1;  // CPU core groups have one; a GPU or an emulated device may have more
+  // Roofline parameters: achievable FLOP/s and memory bandwidth of the device
+  // alone, and the fixed cost of one launch. 0 = not known yet (real devices
+  // get them from micro-benchmarks, see profile/calibrate.h).
+  double peak_gflops = 0;
+  double bandwidth_gbps = 0;
+  double launch_overhead_us = 0;
+  // Op types the device runs; empty = every op (an NPU lists Conv, Gemm...).
+  std::vector<std::string> ops;
+  // Devices naming the same resource share its bandwidth when they run at
+  // once (two core groups of one socket share its DRAM); see
+  // Platform::resources. Empty: shares nothing.
+  std::string shared_resource;
+  int64_t onchip_bytes = 0;  // on-chip memory (a DSA's scratchpad), 0 when none
+  std::string description;   // one line for humans
+  // Stable identity for stored profiles: for a real CPU device the CPU model,
+  // its cores and the oneDNN version; for an emulated one its model
+  // parameters. Equal signatures mean interchangeable measurements.
+  std::string signature;
+
+  bool is_emulated() const { return kind == DeviceKind::kEmulated; }
+  bool supports(const Node& node) const;  // op type in `ops` (or `ops` empty)
+};
+
+// Transfers from one memory space to another take latency + bytes / bandwidth.
+struct Link {
+  std::string from_space, to_space;
+  double latency_us = 0;
+  double bandwidth_gbps = 0;
+  std::string source;  // "file", "measured", "default"
+};
+
+struct SharedResource {
+  std::string name;
+  double bandwidth_gbps = 0;  // what all devices sharing it get together
+};
+
+struct Platform {
+  std::string name;  // "this machine" or the file's name
+  std::vector<PlatformDevice> devices;
+  std::vector<Link> links;
+  std::vector<SharedResource> resources;
+
+  int find_device(const std::string& device_name) const;  // -1 when absent
+  // The link between two memory spaces; nullptr when there is none (a value
+  // cannot move that way). Not used within one space.
+  const Link* link(const std::string& from_space, const std::string& to_space) const;
+  const SharedResource* resource(const std::string& resource_name) const;
+  bool has_emulated() const;
+  // Hash (hex) of what a plan depends on: device names, kinds, signatures,
+  // memory spaces, stream counts, supported ops and links. Measured
+  // peaks are excluded: they change with every calibration.
+  std::string signature() const;
+};
+
+// Reads and checks a platform file; an unreadable file is ErrorCode::kIo, a
+// malformed one ErrorCode::kInvalidFile naming the file and field.
+Platform load_platform_file(const std::string& path);
+
+// The platform for a device spec and/or a platform file (either may be
+// empty, not both): see the top of this file. Unknown devices are
+// ErrorCode::kUsage.
+Platform make_platform(const std::string& device_spec, const std::string& platform_file);
+
+}  // namespace hetsched

@@ -1,0 +1,253 @@
+// Turns placement decisions into a valid plan (see plan_builder.h).
+//
+// Launches are appended to their lanes in the given order. Synchronisation
+// is added on demand: when a lane needs something another lane did (a value
+// it produced or copied), it waits on an event recorded right after that
+// step. Each lane keeps a vector clock of what it already knows finished, so
+// a Wait implied by an earlier one is never added.
+#include "plan/plan_builder.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "backends/cpu/program.h"
+#include "hetsched/error.h"
+
+namespace hetsched {
+
+std::vector<std::vector<NodeId>> fusion_units(const Graph& graph) {
+  std::vector<bool> taken(graph.nodes.size(), false);
+  std::vector<std::vector<NodeId>> units;
+  for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes.size()); ++id) {
+    if (taken[id]) continue;
+    std::vector<NodeId> group = cpu::fusion_group(graph, id);
+    if (std::any_of(group.begin(), group.end(), [&](NodeId n) { return taken[n]; })) group = {id};
+    for (NodeId n : group) taken[n] = true;
+    units.push_back(std::move(group));
+  }
+  return units;
+}
+
+namespace {
+
+// A step while the plan is built; its Record, if any other lane needs one,
+// follows it.
+struct Slot {
+  PlanStep step;
+  int record_after = -1;
+  std::vector<int> known;  // the lane's vector clock once this step finished
+};
+
+struct BuildLane {
+  int device = 0;
+  int stream = 0;
+  std::vector<Slot> slots;
+  std::vector<int> known;  // per lane: how many of its slots are known finished here
+};
+
+// Where a value is available in a memory space: after a slot, or from the
+// start (graph inputs in host memory).
+struct Point {
+  int lane = -1;  // -1: from the start
+  int slot = 0;
+};
+
+class PlanBuilder {
+ public:
+  PlanBuilder(const Graph& graph, const Platform& platform, const std::string& scheduler)
+      : graph_(graph), platform_(platform), scheduler_(scheduler) {}
+
+  Plan build(const std::vector<LaunchAssignment>& launches) {
+    check_cover(launches);
+    for (ValueId v : graph_.inputs) available_[{v, kHostMemory}] = Point{};
+    Plan plan;
+    plan.placement.assign(graph_.nodes.size(), Placement{});
+    for (size_t a = 0; a < launches.size(); ++a) add_launch(launches[a], static_cast<int>(a), plan);
+
+    plan.scheduler = scheduler_;
+    plan.model = graph_.source;
+    plan.model_hash = graph_fingerprint(graph_);
+    plan.platform_signature = platform_.signature();
+    for (const PlatformDevice& d : platform_.devices) plan.devices.push_back(d.name);
+    for (const BuildLane& lane : lanes_) {
+      Lane out{lane.device, lane.stream, {}};
+      for (const Slot& slot : lane.slots) {
+        out.steps.push_back(slot.step);
+        if (slot.record_after >= 0) {
+          PlanStep record;
+          record.kind = StepKind::kRecord;
+          record.event = slot.record_after;
+          out.steps.push_back(record);
+        }
+      }
+      plan.lanes.push_back(std::move(out));
+    }
+    plan.n_events = n_events_;
+    return plan;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(ErrorCode::kUsage, fmt::format("build_plan ({}): {}", scheduler_, what));
+  }
+
+  void check_cover(const std::vector<LaunchAssignment>& launches) {
+    launch_of_node_.assign(graph_.nodes.size(), -1);
+    for (size_t a = 0; a < launches.size(); ++a) {
+      const LaunchAssignment& launch = launches[a];
+      if (launch.nodes.empty()) fail(fmt::format("launch {} has no node", a));
+      if (launch.device < 0 || launch.device >= static_cast<int>(platform_.devices.size()))
+        fail(fmt::format("launch {}: device index {} is not one of the platform's {} devices", a, launch.device,
+                         platform_.devices.size()));
+      const PlatformDevice& device = platform_.devices[launch.device];
+      if (launch.stream < 0 || launch.stream >= device.n_streams)
+        fail(fmt::format("launch {}: stream {} is out of range ({} has {})", a, launch.stream, device.name,
+                         device.n_streams));
+      for (NodeId id : launch.nodes) {
+        if (id < 0 || id >= static_cast<NodeId>(graph_.nodes.size()))
+          fail(fmt::format("launch {}: node id {} is not in the graph", a, id));
+        if (launch_of_node_[id] >= 0)
+          fail(fmt::format("{} is in launches {} and {}", graph_.nodes[id].label(), launch_of_node_[id], a));
+        launch_of_node_[id] = static_cast<int>(a);
+        if (!device.supports(graph_.nodes[id]))
+          fail(fmt::format("launch {}: {} does not run {}", a, device.name, graph_.nodes[id].label()));
+      }
+    }
+    for (NodeId id = 0; id < static_cast<NodeId>(graph_.nodes.size()); ++id)
+      if (launch_of_node_[id] < 0) fail(fmt::format("{} is in no launch", graph_.nodes[id].label()));
+  }
+
+  int lane_for(int device, int stream) {
+    for (size_t l = 0; l < lanes_.size(); ++l)
+      if (lanes_[l].device == device && lanes_[l].stream == stream) return static_cast<int>(l);
+    lanes_.push_back(BuildLane{device, stream, {}, {}});
+    return static_cast<int>(lanes_.size() - 1);
+  }
+
+  std::vector<int>& known(int lane) {
+    lanes_[lane].known.resize(lanes_.size(), 0);
+    return lanes_[lane].known;
+  }
+
+  int append(int lane, PlanStep step) {
+    BuildLane& l = lanes_[lane];
+    int slot = static_cast<int>(l.slots.size());
+    std::vector<int>& clock = known(lane);
+    clock[lane] = slot + 1;
+    l.slots.push_back(Slot{std::move(step), -1, clock});
+    return slot;
+  }
+
+  // Makes `point` happen before the next step of `lane`.
+  void sync(int lane, Point point) {
+    if (point.lane < 0 || point.lane == lane) return;
+    if (known(lane)[point.lane] > point.slot) return;
+    Slot& source = lanes_[point.lane].slots[point.slot];
+    if (source.record_after < 0) source.record_after = n_events_++;
+    PlanStep wait;
+    wait.kind = StepKind::kWait;
+    wait.event = source.record_after;
+    std::vector<int>& clock = known(lane);
+    const std::vector<int>& theirs = source.known;
+    for (size_t l = 0; l < theirs.size(); ++l) clock[l] = std::max(clock[l], theirs[l]);
+    append(lane, wait);
+  }
+
+  const std::string& space_of(int lane) const { return platform_.devices[lanes_[lane].device].memory_space; }
+
+  void copy(ValueId v, int lane, const std::string& from, const std::string& to) {
+    sync(lane, available_.at({v, from}));
+    PlanStep step;
+    step.kind = StepKind::kCopy;
+    step.value = v;
+    step.from_space = from;
+    step.to_space = to;
+    available_[{v, to}] = Point{lane, append(lane, step)};
+  }
+
+  // Makes `v` available in `space` for the next step of `lane`: a Wait for
+  // whoever put it there, or a Copy on this lane from a space holding it
+  // (over host memory when no direct link exists).
+  void make_available(ValueId v, int lane, const std::string& space) {
+    auto here = available_.find({v, space});
+    if (here != available_.end()) {
+      sync(lane, here->second);
+      return;
+    }
+    std::vector<std::string> holders;
+    for (auto it = available_.lower_bound({v, std::string()}); it != available_.end() && it->first.first == v; ++it)
+      holders.push_back(it->first.second);
+    for (const std::string& from : holders)
+      if (platform_.link(from, space)) {
+        copy(v, lane, from, space);
+        return;
+      }
+    if (space != kHostMemory && platform_.link(kHostMemory, space)) {
+      bool host_reachable = available_.count({v, kHostMemory}) > 0;
+      for (const std::string& from : holders) host_reachable = host_reachable || platform_.link(from, kHostMemory);
+      if (host_reachable) {
+        make_available(v, lane, kHostMemory);
+        copy(v, lane, kHostMemory, space);
+        return;
+      }
+    }
+    fail(fmt::format("no link brings '{}' from {} to memory space '{}'", graph_.values[v].name,
+                     holders.empty() ? std::string("anywhere") : fmt::format("{}", fmt::join(holders, ", ")),
+                     space));
+  }
+
+  void add_launch(const LaunchAssignment& launch, int index, Plan& plan) {
+    int lane = lane_for(launch.device, launch.stream);
+    const std::string space = space_of(lane);
+    for (size_t k = 0; k < launch.nodes.size(); ++k) {
+      const Node& node = graph_.nodes[launch.nodes[k]];
+      for (ValueId v : node.inputs) {
+        if (v == kNoValue || graph_.values[v].is_constant()) continue;
+        NodeId producer = graph_.values[v].producer;
+        if (producer != kNoNode && launch_of_node_[producer] == index) {
+          auto pos = std::find(launch.nodes.begin(), launch.nodes.end(), producer) - launch.nodes.begin();
+          if (static_cast<size_t>(pos) >= k)
+            fail(fmt::format("launch {}: {} comes before {}, which produces its input '{}'", index, node.label(),
+                             graph_.nodes[producer].label(), graph_.values[v].name));
+          continue;
+        }
+        if (producer != kNoNode && launch_of_node_[producer] > index)
+          fail(fmt::format("launch {} ({}) comes before launch {}, which produces its input '{}'", index,
+                           node.label(), launch_of_node_[producer], graph_.values[v].name));
+        make_available(v, lane, space);
+      }
+    }
+    PlanStep step;
+    step.kind = StepKind::kLaunch;
+    step.nodes = launch.nodes;
+    Point done{lane, append(lane, step)};
+    for (NodeId id : launch.nodes) {
+      plan.placement[id] = Placement{launch.device, lane, launch.reason};
+      for (ValueId v : graph_.nodes[id].outputs)
+        if (v != kNoValue) available_[{v, space}] = done;
+    }
+    if (space == kHostMemory) return;
+    for (NodeId id : launch.nodes)
+      for (ValueId v : graph_.nodes[id].outputs)
+        if (v != kNoValue && graph_.is_graph_output(v)) make_available(v, lane, kHostMemory);
+  }
+
+  const Graph& graph_;
+  const Platform& platform_;
+  std::string scheduler_;
+  std::vector<BuildLane> lanes_;
+  std::vector<int> launch_of_node_;
+  std::map<std::pair<ValueId, std::string>, Point> available_;
+  int n_events_ = 0;
+};
+
+}  // namespace
+
+Plan build_plan(const Graph& graph, const Platform& platform, const std::vector<LaunchAssignment>& launches,
+                const std::string& scheduler) {
+  return PlanBuilder(graph, platform, scheduler).build(launches);
+}
+
+}  // namespace hetsched

@@ -1,0 +1,39 @@
+// Building valid plans from placement decisions: every scheduler decides
+// which launches go on which (device, stream) and in which order; the builder
+// adds the Copy, Record and Wait steps that make the plan valid.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hetsched/plan.h"
+
+namespace hetsched {
+
+struct LaunchAssignment {
+  std::vector<NodeId> nodes;  // run as one launch, in topological order
+  int device = 0;             // index into Platform::devices
+  int stream = 0;
+  std::string reason;         // becomes each node's Placement::reason
+};
+
+// The units schedulers place by default: every node in topological order,
+// grouped with the nodes a backend fuses into its kernel (Conv+Add+Relu,
+// MatMul+bias+activation; see backends/cpu/fusion.cpp).
+std::vector<std::vector<NodeId>> fusion_units(const Graph& graph);
+
+// `launches` must cover every node once and be listed in an order where each
+// launch comes after the producers of its inputs (a topological order of
+// launches); each lane keeps that order. The builder then:
+//   1. puts each launch on lane (device, stream), creating lanes as needed;
+//   2. after a launch whose outputs are read on another lane, adds one
+//      Record; before the reader, a Wait on it (once per lane and event);
+//   3. before a launch on a device whose memory space lacks an input, adds a
+//      Copy on the reader's lane (once per value and space);
+//   4. copies graph outputs produced outside host memory back to host.
+// Throws ErrorCode::kUsage when the order is not topological or a device
+// does not support a node (a scheduler bug, named).
+Plan build_plan(const Graph& graph, const Platform& platform, const std::vector<LaunchAssignment>& launches,
+                const std::string& scheduler);
+
+}  // namespace hetsched

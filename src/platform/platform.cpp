@@ -1,0 +1,437 @@
+// Platforms: discovery of this machine's CPU devices, platform files
+// (docs/platforms.md) and the combination of both.
+#include "hetsched/platform.h"
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "hetsched/error.h"
+#include "kernels/kernel.h"
+
+namespace hetsched {
+
+bool PlatformDevice::supports(const Node& node) const {
+  return ops.empty() || std::find(ops.begin(), ops.end(), node.op_type) != ops.end();
+}
+
+int Platform::find_device(const std::string& device_name) const {
+  for (size_t i = 0; i < devices.size(); ++i)
+    if (devices[i].name == device_name) return static_cast<int>(i);
+  return -1;
+}
+
+const Link* Platform::link(const std::string& from_space, const std::string& to_space) const {
+  for (const Link& l : links)
+    if (l.from_space == from_space && l.to_space == to_space) return &l;
+  return nullptr;
+}
+
+const SharedResource* Platform::resource(const std::string& resource_name) const {
+  for (const SharedResource& r : resources)
+    if (r.name == resource_name) return &r;
+  return nullptr;
+}
+
+bool Platform::has_emulated() const {
+  return std::any_of(devices.begin(), devices.end(), [](const PlatformDevice& d) { return d.is_emulated(); });
+}
+
+namespace {
+
+constexpr const char* kHostDram = "host-dram";
+const std::vector<std::string> kModelKinds = {"cpu", "gpu", "npu", "dsa"};
+
+std::string fnv1a_hex(const std::string& text) {
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char ch : text) {
+    hash ^= ch;
+    hash *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", hash);
+}
+
+std::string join(const std::vector<std::string>& items, const char* separator) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += separator;
+    out += item;
+  }
+  return out;
+}
+
+}  // namespace
+
+// Devices are sorted by name and links by their spaces: plans name devices
+// rather than number them, so listing the same devices in another order
+// must not turn a plan away. A file link's latency and bandwidth are model
+// parameters and count; a measured link's would change with every
+// measurement, like the peaks, and do not.
+std::string Platform::signature() const {
+  std::vector<std::string> device_lines;
+  for (const PlatformDevice& d : devices)
+    device_lines.push_back(fmt::format("device|{}|{}|{}|{}|{}|{}|{}", d.name, d.is_emulated() ? "emu" : "cpu",
+                                       d.model_kind, d.signature, d.memory_space, d.n_streams, join(d.ops, ",")));
+  std::sort(device_lines.begin(), device_lines.end());
+  std::vector<std::string> link_lines;
+  for (const Link& l : links) {
+    std::string line = fmt::format("link|{}|{}", l.from_space, l.to_space);
+    if (l.source == "file") line += fmt::format("|{}|{}", l.latency_us, l.bandwidth_gbps);
+    link_lines.push_back(line);
+  }
+  std::sort(link_lines.begin(), link_lines.end());
+  return fnv1a_hex(join(device_lines, "\n") + "\n" + join(link_lines, "\n"));
+}
+
+namespace {
+
+// ---------------------------------------------------------------- platform files
+
+// Checks one platform file's JSON and builds its Platform. Every error names
+// the file and the field's path ("devices[2].peak_gflops").
+class PlatformFileReader {
+ public:
+  explicit PlatformFileReader(std::string path) : path_(std::move(path)) {}
+
+  Platform read(const nlohmann::json& root) {
+    check_object(root, "", {"name", "description", "devices", "links", "resources"});
+    Platform platform;
+    platform.name = required_name(root, "", "name");
+    optional_string(root, "", "description");
+
+    // Resources and devices first: links are checked against the memory
+    // spaces the devices declare.
+    if (root.contains("resources")) {
+      const auto& resources = array_field(root, "", "resources");
+      for (size_t i = 0; i < resources.size(); ++i)
+        platform.resources.push_back(read_resource(resources[i], fmt::format("resources[{}]", i), platform));
+    }
+    const auto& devices = array_field(root, "", "devices");
+    if (devices.empty()) fail("devices", "expected at least one device");
+    for (size_t i = 0; i < devices.size(); ++i)
+      platform.devices.push_back(read_device(devices[i], fmt::format("devices[{}]", i), platform));
+    if (root.contains("links")) {
+      const auto& links = array_field(root, "", "links");
+      for (size_t i = 0; i < links.size(); ++i) read_link(links[i], fmt::format("links[{}]", i), platform);
+    }
+    for (size_t i = 0; i < platform.devices.size(); ++i) {
+      const PlatformDevice& d = platform.devices[i];
+      if (d.memory_space == kHostMemory) continue;
+      for (auto [from, to] : {std::pair{kHostMemory, d.memory_space.c_str()}, {d.memory_space.c_str(), kHostMemory}})
+        if (!platform.link(from, to))
+          fail(fmt::format("devices[{}].memory_space", i),
+               fmt::format("'{}' needs a link from {} to {} (add it to links, or \"bidirectional\": true)",
+                           d.memory_space, from, to));
+    }
+    return platform;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw Error(ErrorCode::kInvalidFile, fmt::format("{}: {}: {}", path_, field, what));
+  }
+
+  static std::string field_path(const std::string& parent, const std::string& key) {
+    return parent.empty() ? key : parent + "." + key;
+  }
+
+  // Unknown keys are refused so that a typo ("bandwith_gbps") cannot
+  // silently leave a parameter at its default.
+  void check_object(const nlohmann::json& value, const std::string& where,
+                    const std::vector<std::string>& allowed) const {
+    if (!value.is_object()) fail(where.empty() ? "(top level)" : where, "expected an object");
+    for (const auto& [key, _] : value.items())
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+        fail(field_path(where, key), fmt::format("unknown key (expected one of {})", join(allowed, ", ")));
+  }
+
+  const nlohmann::json& required(const nlohmann::json& object, const std::string& where,
+                                 const std::string& key) const {
+    if (!object.contains(key)) fail(field_path(where, key), "missing (required)");
+    return object[key];
+  }
+
+  const nlohmann::json& array_field(const nlohmann::json& object, const std::string& where,
+                                    const std::string& key) const {
+    const auto& value = required(object, where, key);
+    if (!value.is_array()) fail(field_path(where, key), "expected an array");
+    return value;
+  }
+
+  std::string string_value(const nlohmann::json& value, const std::string& field) const {
+    if (!value.is_string() || value.get<std::string>().empty()) fail(field, "expected a non-empty string");
+    return value.get<std::string>();
+  }
+
+  std::string optional_string(const nlohmann::json& object, const std::string& where, const std::string& key,
+                              std::string fallback = "") const {
+    if (!object.contains(key)) return fallback;
+    return string_value(object[key], field_path(where, key));
+  }
+
+  // Names end up in signatures split on '|' and, for devices, in --devices
+  // specs ("emu:NAME"), whose grammar has no '.'.
+  std::string required_name(const nlohmann::json& object, const std::string& where, const std::string& key,
+                            bool allow_dot = true) const {
+    std::string field = field_path(where, key);
+    std::string name = string_value(required(object, where, key), field);
+    bool valid = std::all_of(name.begin(), name.end(), [&](char ch) {
+      return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || (allow_dot && ch == '.');
+    });
+    if (!valid)
+      fail(field, fmt::format("'{}' is not a name (expected letters, digits, '_', '-'{})", name,
+                              allow_dot ? " and '.'" : ""));
+    return name;
+  }
+
+  double positive_number(const nlohmann::json& object, const std::string& where, const std::string& key) const {
+    const auto& value = required(object, where, key);
+    if (!value.is_number() || value.get<double>() <= 0) fail(field_path(where, key), "expected a positive number");
+    return value.get<double>();
+  }
+
+  double non_negative_number(const nlohmann::json& object, const std::string& where, const std::string& key) const {
+    if (!object.contains(key)) return 0;
+    const auto& value = object[key];
+    if (!value.is_number() || value.get<double>() < 0)
+      fail(field_path(where, key), "expected a number >= 0");
+    return value.get<double>();
+  }
+
+  int64_t integer(const nlohmann::json& object, const std::string& where, const std::string& key, int64_t fallback,
+                  int64_t minimum) const {
+    if (!object.contains(key)) return fallback;
+    const auto& value = object[key];
+    bool fits = value.is_number_integer() &&
+                (value.is_number_unsigned() ? value.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX) : true);
+    if (!fits || value.get<int64_t>() < minimum)
+      fail(field_path(where, key),
+           minimum > 0 ? "expected a positive integer" : fmt::format("expected an integer >= {}", minimum));
+    return value.get<int64_t>();
+  }
+
+  SharedResource read_resource(const nlohmann::json& value, const std::string& where, const Platform& platform) const {
+    check_object(value, where, {"name", "bandwidth_gbps"});
+    SharedResource resource;
+    resource.name = required_name(value, where, "name");
+    if (platform.resource(resource.name))
+      fail(field_path(where, "name"), fmt::format("'{}' is listed twice", resource.name));
+    resource.bandwidth_gbps = positive_number(value, where, "bandwidth_gbps");
+    return resource;
+  }
+
+  PlatformDevice read_device(const nlohmann::json& value, const std::string& where, const Platform& platform) const {
+    check_object(value, where,
+                 {"name", "kind", "memory_space", "streams", "peak_gflops", "bandwidth_gbps", "launch_overhead_us",
+                  "ops", "shared_resource", "onchip_bytes", "description"});
+    PlatformDevice device;
+    std::string name = required_name(value, where, "name", false);
+    device.name = "emu:" + name;
+    if (platform.find_device(device.name) >= 0)
+      fail(field_path(where, "name"), fmt::format("'{}' is listed twice", name));
+    device.kind = DeviceKind::kEmulated;
+    device.model_kind = string_value(required(value, where, "kind"), field_path(where, "kind"));
+    if (std::find(kModelKinds.begin(), kModelKinds.end(), device.model_kind) == kModelKinds.end())
+      fail(field_path(where, "kind"),
+           fmt::format("unknown kind '{}' (expected one of {})", device.model_kind, join(kModelKinds, ", ")));
+    device.memory_space = optional_string(value, where, "memory_space", kHostMemory);
+    device.n_streams = static_cast<int>(integer(value, where, "streams", 1, 1));
+    if (device.n_streams > 1024) fail(field_path(where, "streams"), "expected at most 1024 streams");
+    device.peak_gflops = positive_number(value, where, "peak_gflops");
+    device.bandwidth_gbps = positive_number(value, where, "bandwidth_gbps");
+    device.launch_overhead_us = non_negative_number(value, where, "launch_overhead_us");
+    if (value.contains("ops")) {
+      const auto& ops = array_field(value, where, "ops");
+      if (ops.empty()) fail(field_path(where, "ops"), "expected at least one op type (leave ops out for every op)");
+      for (size_t i = 0; i < ops.size(); ++i) {
+        std::string field = fmt::format("{}.ops[{}]", where, i);
+        std::string op = string_value(ops[i], field);
+        if (!kernels::find_reference_kernel(op))
+          fail(field, fmt::format("unknown op type '{}' (expected an ONNX op type hetsched runs, see `hetsched ops`)",
+                                  op));
+        if (std::find(device.ops.begin(), device.ops.end(), op) != device.ops.end())
+          fail(field, fmt::format("'{}' is listed twice", op));
+        device.ops.push_back(op);
+      }
+    }
+    device.shared_resource = optional_string(value, where, "shared_resource");
+    if (!device.shared_resource.empty() && !platform.resource(device.shared_resource)) {
+      std::vector<std::string> names;
+      for (const auto& r : platform.resources) names.push_back(r.name);
+      fail(field_path(where, "shared_resource"),
+           fmt::format("'{}' is not listed in resources ({})", device.shared_resource,
+                       names.empty() ? "there are none" : "it lists " + join(names, ", ")));
+    }
+    device.onchip_bytes = integer(value, where, "onchip_bytes", 0, 0);
+    device.description = optional_string(value, where, "description");
+    device.signature = fmt::format(
+        "emu|{}|{}|kind={}|space={}|streams={}|gflops={}|gbps={}|launch_us={}|ops={}|shares={}|onchip={}",
+        platform.name, name, device.model_kind, device.memory_space, device.n_streams, device.peak_gflops,
+        device.bandwidth_gbps, device.launch_overhead_us, join(device.ops, ","), device.shared_resource,
+        device.onchip_bytes);
+    return device;
+  }
+
+  void read_link(const nlohmann::json& value, const std::string& where, Platform& platform) const {
+    check_object(value, where, {"from", "to", "latency_us", "bandwidth_gbps", "bidirectional"});
+    std::set<std::string> spaces = {kHostMemory};
+    for (const auto& d : platform.devices) spaces.insert(d.memory_space);
+    auto space = [&](const std::string& key) {
+      std::string field = field_path(where, key);
+      std::string name = string_value(required(value, where, key), field);
+      if (!spaces.count(name))
+        fail(field, fmt::format("unknown memory space '{}' (expected one of {})", name,
+                                join(std::vector<std::string>(spaces.begin(), spaces.end()), ", ")));
+      return name;
+    };
+    Link link;
+    link.from_space = space("from");
+    link.to_space = space("to");
+    if (link.from_space == link.to_space)
+      fail(field_path(where, "to"), fmt::format("a link joins two memory spaces, not '{}' to itself", link.to_space));
+    link.latency_us = non_negative_number(value, where, "latency_us");
+    link.bandwidth_gbps = positive_number(value, where, "bandwidth_gbps");
+    link.source = "file";
+    bool bidirectional = false;
+    if (value.contains("bidirectional")) {
+      if (!value["bidirectional"].is_boolean()) fail(field_path(where, "bidirectional"), "expected true or false");
+      bidirectional = value["bidirectional"].get<bool>();
+    }
+    std::vector<Link> added = {link};
+    if (bidirectional) {
+      Link back = link;
+      std::swap(back.from_space, back.to_space);
+      added.push_back(back);
+    }
+    for (const Link& l : added) {
+      if (platform.link(l.from_space, l.to_space))
+        fail(where, fmt::format("a second link from {} to {}", l.from_space, l.to_space));
+      platform.links.push_back(l);
+    }
+  }
+
+  std::string path_;
+};
+
+// nlohmann keeps the last of two equal keys; a file saying "peak_gflops"
+// twice is a mistake worth naming.
+nlohmann::json parse_rejecting_duplicate_keys(const std::string& text, const std::string& path) {
+  std::vector<std::set<std::string>> open_objects;
+  auto callback = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) open_objects.emplace_back();
+    if (event == Event::object_end && !open_objects.empty()) open_objects.pop_back();
+    if (event == Event::key && !open_objects.empty() && !open_objects.back().insert(parsed.get<std::string>()).second)
+      throw Error(ErrorCode::kInvalidFile,
+                  fmt::format("{}: key '{}' appears twice in one object", path, parsed.get<std::string>()));
+    return true;
+  };
+  try {
+    return nlohmann::json::parse(text, callback);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string what = e.what();
+    size_t bracket = what.find("] ");  // drop nlohmann's "[json.exception.parse_error.101] "
+    throw Error(ErrorCode::kInvalidFile,
+                fmt::format("{}: not valid JSON: {}", path, bracket == std::string::npos ? what : what.substr(bracket + 2)));
+  }
+}
+
+// ---------------------------------------------------------------- this machine
+
+std::string onednn_version() {
+  const dnnl_version_t* v = dnnl_version();
+  return fmt::format("{}.{}.{}", v->major, v->minor, v->patch);
+}
+
+PlatformDevice real_cpu_device(const DeviceSpec& spec, const std::string& cpu_model) {
+  PlatformDevice device;
+  device.name = spec.name();
+  device.kind = DeviceKind::kCpu;
+  device.cores = spec.cores;
+  device.memory_space = kHostMemory;
+  device.n_streams = 1;
+  device.shared_resource = kHostDram;
+  std::string core_list = device.name.substr(device.name.find(':') + 1);
+  device.description = fmt::format("{}, cores {}", cpu_model, core_list);
+  device.signature = fmt::format("cpu|{}|cores={}|{}|onednn={}", cpu_model, spec.cores.size(), core_list,
+                                 onednn_version());
+  return device;
+}
+
+}  // namespace
+
+Platform load_platform_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(ErrorCode::kIo, fmt::format("{}: cannot read platform file (it is a directory)", path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(ErrorCode::kIo, fmt::format("{}: cannot read platform file ({})", path, std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw Error(ErrorCode::kIo, fmt::format("{}: cannot read platform file (read error)", path));
+  return PlatformFileReader(path).read(parse_rejecting_duplicate_keys(text.str(), path));
+}
+
+Platform make_platform(const std::string& device_spec, const std::string& platform_file) {
+  bool has_spec = device_spec.find_first_not_of(" \t") != std::string::npos;
+  if (!has_spec && platform_file.empty())
+    throw Error(ErrorCode::kUsage, "no devices: give a device spec (--devices) or a platform file (--platform)");
+  if (!has_spec) return load_platform_file(platform_file);
+
+  std::vector<DeviceSpec> specs = parse_device_spec(device_spec);
+  Platform file;
+  if (!platform_file.empty()) file = load_platform_file(platform_file);
+  for (const DeviceSpec& spec : specs)
+    if (spec.kind == DeviceKind::kEmulated) {
+      if (platform_file.empty())
+        throw Error(ErrorCode::kUsage,
+                    fmt::format("--devices '{}': {} needs --platform FILE (the platform file describing it)",
+                                device_spec, spec.name()));
+      if (file.find_device(spec.name()) < 0) {
+        std::vector<std::string> names;
+        for (const auto& d : file.devices) names.push_back(d.name);
+        throw Error(ErrorCode::kUsage, fmt::format("--devices '{}': {} is not a device of {} (it has {})", device_spec,
+                                                   spec.name(), platform_file, join(names, ", ")));
+      }
+    }
+
+  Platform platform;
+  platform.name = platform_file.empty() ? "this machine" : file.name;
+  std::string cpu_model;
+  bool has_real = false;
+  std::set<std::string> spaces = {kHostMemory};
+  std::set<std::string> shared;
+  for (const DeviceSpec& spec : specs) {
+    if (spec.kind == DeviceKind::kCpu) {
+      if (!has_real) cpu_model = describe_machine().cpu_model;
+      has_real = true;
+      platform.devices.push_back(real_cpu_device(spec, cpu_model));
+    } else {
+      platform.devices.push_back(file.devices[file.find_device(spec.name())]);
+    }
+    spaces.insert(platform.devices.back().memory_space);
+    shared.insert(platform.devices.back().shared_resource);
+  }
+  // Only what the chosen devices use: a link or resource of a device left
+  // out would otherwise change the platform's signature.
+  for (const Link& l : file.links)
+    if (spaces.count(l.from_space) && spaces.count(l.to_space)) platform.links.push_back(l);
+  for (const SharedResource& r : file.resources)
+    if (shared.count(r.name)) platform.resources.push_back(r);
+  if (has_real && !platform.resource(kHostDram)) platform.resources.push_back(SharedResource{kHostDram, 0});
+  return platform;
+}
+
+}  // namespace hetsched

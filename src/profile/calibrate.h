@@ -1,0 +1,17 @@
+// Micro-benchmarks that give real devices their roofline parameters.
+#pragma once
+
+#include "hetsched/platform.h"
+#include "profile/profile_db.h"
+
+namespace hetsched {
+
+// For every real device of `platform` whose peaks are 0: read them from `db`
+// when stored, else measure them on the device (a large oneDNN matmul for
+// FLOP/s, a large copy for bandwidth, an empty launch for the overhead;
+// about a second per device) and store them. Emulated devices keep their
+// file's parameters. Shared resources of real devices (the host DRAM) get
+// their bandwidth measured with every device copying at once.
+void calibrate_platform(Platform& platform, ProfileDB& db);
+
+}  // namespace hetsched

@@ -1,0 +1,202 @@
+// The roofline and combined (measured, else roofline) cost models.
+#include "hetsched/cost_model.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "hetsched/error.h"
+#include "profile/profile_db.h"
+
+namespace hetsched {
+
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// GFLOP/s and GB/s times 1e3 give FLOP and bytes per microsecond.
+constexpr double kPerMicrosecond = 1e3;
+
+double value_bytes(const Value& value) {
+  if (!value.shape_is_static()) return 0;
+  return static_cast<double>(shape_numel(value.shape)) * static_cast<double>(dtype_size(value.dtype));
+}
+
+double launch_flops(const Graph& graph, const std::vector<NodeId>& nodes) {
+  double flops = 0;
+  for (NodeId id : nodes) flops += graph.nodes[id].cost.flops;
+  return flops;
+}
+
+// Memory traffic of a launch: values it reads from outside (weights
+// included) and values it leaves for readers outside. Values passed between
+// its own nodes stay in the kernel (registers, caches) and are not counted.
+double launch_bytes(const Graph& graph, const std::vector<NodeId>& nodes) {
+  if (nodes.size() == 1) {
+    const NodeCost& cost = graph.nodes[nodes[0]].cost;
+    return cost.bytes_read + cost.bytes_written;
+  }
+  std::vector<NodeId> members(nodes);
+  std::sort(members.begin(), members.end());
+  auto inside = [&](NodeId id) { return id != kNoNode && std::binary_search(members.begin(), members.end(), id); };
+  double bytes = 0;
+  for (NodeId id : nodes) {
+    const Node& node = graph.nodes[id];
+    for (ValueId v : node.inputs)
+      if (v != kNoValue && !inside(graph.values[v].producer)) bytes += value_bytes(graph.values[v]);
+    for (ValueId v : node.outputs) {
+      if (v == kNoValue) continue;
+      const Value& value = graph.values[v];
+      bool read_outside = graph.is_graph_output(v) ||
+                          std::any_of(value.consumers.begin(), value.consumers.end(),
+                                      [&](NodeId c) { return !inside(c); });
+      if (read_outside) bytes += value_bytes(value);
+    }
+  }
+  return bytes;
+}
+
+bool device_supports_all(const Graph& graph, const std::vector<NodeId>& nodes, const PlatformDevice& device) {
+  return std::all_of(nodes.begin(), nodes.end(), [&](NodeId id) { return device.supports(graph.nodes[id]); });
+}
+
+Estimate roofline_launch(const Graph& graph, const std::vector<NodeId>& nodes, const PlatformDevice& device) {
+  if (!device_supports_all(graph, nodes, device)) return {kInfinity, CostSource::kRoofline};
+  if (device.peak_gflops <= 0 || device.bandwidth_gbps <= 0)
+    throw Error(ErrorCode::kRuntime, fmt::format("device {} has no peaks: calibrate first", device.name));
+  double compute_us = launch_flops(graph, nodes) / (device.peak_gflops * kPerMicrosecond);
+  double memory_us = launch_bytes(graph, nodes) / (device.bandwidth_gbps * kPerMicrosecond);
+  return {device.launch_overhead_us + std::max(compute_us, memory_us), CostSource::kRoofline};
+}
+
+Estimate link_transfer(double bytes, double latency_us, double bandwidth_gbps) {
+  if (bandwidth_gbps <= 0) return {bytes > 0 ? kInfinity : latency_us, CostSource::kLink};
+  return {latency_us + bytes / (bandwidth_gbps * kPerMicrosecond), CostSource::kLink};
+}
+
+class RooflineCostModel : public CostModel {
+ public:
+  explicit RooflineCostModel(Platform platform) : platform_(std::move(platform)) {}
+
+  Estimate launch(const Graph& graph, const std::vector<NodeId>& nodes,
+                  const PlatformDevice& device) const override {
+    return roofline_launch(graph, nodes, device);
+  }
+
+  Estimate transfer(double bytes, const PlatformDevice& from, const PlatformDevice& to) const override {
+    if (from.name == to.name) return {0, CostSource::kFree};
+    if (from.memory_space != to.memory_space) {
+      const Link* link = platform_.link(from.memory_space, to.memory_space);
+      if (!link) return {kInfinity, CostSource::kLink};
+      return link_transfer(bytes, link->latency_us, link->bandwidth_gbps);
+    }
+    return same_space_handover(bytes, from, to);
+  }
+
+ protected:
+  virtual Estimate same_space_handover(double bytes, const PlatformDevice& from, const PlatformDevice& to) const {
+    return {0, CostSource::kFree};
+  }
+
+ private:
+  Platform platform_;
+};
+
+class CombinedCostModel : public RooflineCostModel {
+ public:
+  CombinedCostModel(Platform platform, std::shared_ptr<const ProfileDB> db)
+      : RooflineCostModel(std::move(platform)), db_(std::move(db)) {}
+
+  Estimate launch(const Graph& graph, const std::vector<NodeId>& nodes,
+                  const PlatformDevice& device) const override {
+    if (!device_supports_all(graph, nodes, device)) return {kInfinity, CostSource::kRoofline};
+    if (auto whole = measurement(device.signature, op_signature(graph, nodes)))
+      return {whole->median_us, CostSource::kMeasured};
+    if (nodes.size() > 1) {
+      double sum = 0;
+      bool all_measured = true;
+      for (NodeId id : nodes) {
+        auto part = measurement(device.signature, op_signature(graph, {id}));
+        if (!part) {
+          all_measured = false;
+          break;
+        }
+        sum += part->median_us;
+      }
+      if (all_measured) return {sum, CostSource::kMeasuredSum};
+    }
+    return roofline_launch(graph, nodes, device);
+  }
+
+ protected:
+  Estimate same_space_handover(double bytes, const PlatformDevice& from, const PlatformDevice& to) const override {
+    auto fit = link_fit(from.signature, to.signature);
+    if (!fit) return {0, CostSource::kFree};
+    return link_transfer(bytes, fit->latency_us, fit->bandwidth_gbps);
+  }
+
+ private:
+  // Schedulers ask for the same launches over and over, and the executor's
+  // lanes ask from several threads: database answers are kept, under a lock.
+  std::optional<Measurement> measurement(const std::string& device_signature, const std::string& op) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto key = std::make_pair(device_signature, op);
+    auto it = measurements_.find(key);
+    if (it == measurements_.end()) it = measurements_.emplace(key, db_->find(device_signature, op)).first;
+    return it->second;
+  }
+
+  std::optional<LinkFit> link_fit(const std::string& from_signature, const std::string& to_signature) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto key = std::make_pair(from_signature, to_signature);
+    auto it = links_.find(key);
+    if (it == links_.end()) it = links_.emplace(key, db_->link(from_signature, to_signature)).first;
+    return it->second;
+  }
+
+  std::shared_ptr<const ProfileDB> db_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::pair<std::string, std::string>, std::optional<Measurement>> measurements_;
+  mutable std::map<std::pair<std::string, std::string>, std::optional<LinkFit>> links_;
+};
+
+}  // namespace
+
+const char* cost_source_name(CostSource source) {
+  switch (source) {
+    case CostSource::kMeasured: return "measured";
+    case CostSource::kMeasuredSum: return "measured-sum";
+    case CostSource::kRoofline: return "roofline";
+    case CostSource::kLink: return "link";
+    case CostSource::kFree: return "free";
+  }
+  return "unknown";
+}
+
+ResourceDemand CostModel::demand(const Graph& graph, const std::vector<NodeId>& nodes, const PlatformDevice& device,
+                                 double us) const {
+  // A launch that takes no time, or never ends, holds nothing anyone could share.
+  if (!(us > 0) || us == kInfinity) return {};
+  ResourceDemand demand;
+  if (device.peak_gflops > 0)
+    demand.compute = std::clamp(launch_flops(graph, nodes) / (us * device.peak_gflops * kPerMicrosecond), 0.0, 1.0);
+  if (device.bandwidth_gbps > 0)
+    demand.memory = std::clamp(launch_bytes(graph, nodes) / (us * device.bandwidth_gbps * kPerMicrosecond), 0.0, 1.0);
+  return demand;
+}
+
+std::unique_ptr<CostModel> make_roofline_cost_model(const Platform& platform) {
+  return std::make_unique<RooflineCostModel>(platform);
+}
+
+std::unique_ptr<CostModel> make_combined_cost_model(const Platform& platform, std::shared_ptr<const ProfileDB> db) {
+  if (!db) return make_roofline_cost_model(platform);
+  return std::make_unique<CombinedCostModel>(platform, std::move(db));
+}
+
+}  // namespace hetsched

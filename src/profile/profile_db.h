@@ -1,0 +1,89 @@
+// The profile database: measured launch times per (device, op signature),
+// device peaks and link fits, in one SQLite file.
+//
+// Contract:
+//   - Default location: $XDG_CACHE_HOME/hetsched/profile.db, else
+//     $HOME/.cache/hetsched/profile.db (folders created as needed).
+//   - Keys: the device signature (PlatformDevice::signature: CPU model, core
+//     set, library versions; GPU name and driver) and the op signature
+//     (op_signature(): op types, input shapes and dtypes, attributes and the
+//     fusion structure of a launch).
+//   - Several processes may read and write one file at once: SQLite's
+//     locking with a busy timeout and one transaction per batch.
+//   - A file that is not a hetsched profile database (foreign, corrupt, or of
+//     another schema version) is moved aside and rebuilt, with a warning
+//     (warnings()).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hetsched/graph.h"
+
+struct sqlite3;
+
+namespace hetsched {
+
+struct Measurement {
+  double median_us = 0;
+  double spread_us = 0;  // (p90 - p10) / 2 of the repeats
+  int n_repeats = 0;
+};
+
+struct DevicePeaks {
+  double peak_gflops = 0;
+  double bandwidth_gbps = 0;
+  double launch_overhead_us = 0;
+};
+
+struct LinkFit {  // latency + bytes / bandwidth, fitted from several sizes
+  double latency_us = 0;
+  double bandwidth_gbps = 0;
+};
+
+class ProfileDB {
+ public:
+  static std::string default_path();
+  // Opens (creating when absent) the database at `path`; ErrorCode::kIo when
+  // it can be neither opened nor created.
+  explicit ProfileDB(const std::string& path);
+  ~ProfileDB();
+  ProfileDB(const ProfileDB&) = delete;
+  ProfileDB& operator=(const ProfileDB&) = delete;
+
+  const std::string& path() const { return path_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+  std::optional<Measurement> find(const std::string& device_signature, const std::string& op_signature) const;
+  struct Entry {
+    std::string op_signature;
+    std::string description;  // e.g. "Conv+Relu f32[1,64,56,56]"
+    Measurement measurement;
+  };
+  // Inserts or replaces, in one transaction.
+  void put(const std::string& device_signature, const std::vector<Entry>& entries);
+  int count(const std::string& device_signature) const;
+
+  std::optional<DevicePeaks> peaks(const std::string& device_signature) const;
+  void put_peaks(const std::string& device_signature, const DevicePeaks& peaks);
+  std::optional<LinkFit> link(const std::string& from_signature, const std::string& to_signature) const;
+  void put_link(const std::string& from_signature, const std::string& to_signature, const LinkFit& fit);
+
+ private:
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  std::vector<std::string> warnings_;
+};
+
+// Signature of `nodes` run as one launch (16 hex digits, FNV-1a 64 of a
+// canonical text: each node's domain, op type and attributes sorted by name
+// with their full values; each input as an output of an earlier node of the
+// launch, or as an external dtype+shape marked constant (weights, whose
+// values are left out) or not; each output's dtype+shape). Value and node
+// names are left out, so identical launches of different graphs match.
+std::string op_signature(const Graph& graph, const std::vector<NodeId>& nodes);
+// "Conv+Relu f32[1,64,56,56]": op types and the first input.
+std::string launch_description(const Graph& graph, const std::vector<NodeId>& nodes);
+
+}  // namespace hetsched

@@ -1,0 +1,446 @@
+#include "profile/profiler.h"
+
+#include "hetsched/session.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+
+#include <dnnl.hpp>
+#include <fmt/format.h>
+
+#include "backends/cpu/cpu_device.h"
+#include "plan/plan_builder.h"
+#include "runtime/executor.h"
+
+namespace hetsched {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Linear interpolation between order statistics, p in [0, 1].
+double percentile(const std::vector<double>& sorted, double p) {
+  double rank = p * static_cast<double>(sorted.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(rank));
+  size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - static_cast<double>(lo));
+}
+
+Measurement summarise(std::vector<double> samples_us) {
+  std::sort(samples_us.begin(), samples_us.end());
+  Measurement m;
+  m.median_us = percentile(samples_us, 0.5);
+  m.spread_us = (percentile(samples_us, 0.9) - percentile(samples_us, 0.1)) / 2;
+  m.n_repeats = static_cast<int>(samples_us.size());
+  return m;
+}
+
+
+// Orders `units` (a partition of the graph's nodes) so that each comes after
+// the units producing its inputs. Empty when no such order exists (a unit
+// that is not convex, or two units that need each other).
+std::vector<std::vector<NodeId>> topological_units(const Graph& graph, std::vector<std::vector<NodeId>> units) {
+  std::vector<int> unit_of(graph.nodes.size(), -1);
+  for (size_t u = 0; u < units.size(); ++u) {
+    std::sort(units[u].begin(), units[u].end());  // node ids follow the graph's topological order
+    for (NodeId n : units[u]) unit_of[static_cast<size_t>(n)] = static_cast<int>(u);
+  }
+  std::vector<std::set<int>> successors(units.size());
+  std::vector<int> n_predecessors(units.size(), 0);
+  for (size_t u = 0; u < units.size(); ++u)
+    for (NodeId n : units[u])
+      for (ValueId in : graph.nodes[static_cast<size_t>(n)].inputs) {
+        if (in == kNoValue) continue;
+        NodeId producer = graph.values[static_cast<size_t>(in)].producer;
+        if (producer == kNoNode) continue;
+        int from = unit_of[static_cast<size_t>(producer)];
+        if (from != static_cast<int>(u) && successors[static_cast<size_t>(from)].insert(static_cast<int>(u)).second)
+          ++n_predecessors[u];
+      }
+  // Ready units by their first node, so the order stays close to the graph's.
+  std::set<std::pair<NodeId, int>> ready;
+  for (size_t u = 0; u < units.size(); ++u)
+    if (n_predecessors[u] == 0) ready.insert({units[u].front(), static_cast<int>(u)});
+  std::vector<std::vector<NodeId>> ordered;
+  while (!ready.empty()) {
+    int u = ready.begin()->second;
+    ready.erase(ready.begin());
+    ordered.push_back(units[static_cast<size_t>(u)]);
+    for (int v : successors[static_cast<size_t>(u)])
+      if (--n_predecessors[static_cast<size_t>(v)] == 0) ready.insert({units[static_cast<size_t>(v)].front(), v});
+  }
+  if (ordered.size() != units.size()) return {};
+  return ordered;
+}
+
+// `chosen` as launches, every other node alone, in a topological order.
+std::vector<std::vector<NodeId>> with_singletons(const Graph& graph, const std::vector<std::vector<NodeId>>& chosen) {
+  std::vector<bool> covered(graph.nodes.size(), false);
+  std::vector<std::vector<NodeId>> units = chosen;
+  for (const auto& unit : chosen)
+    for (NodeId n : unit) covered[static_cast<size_t>(n)] = true;
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    if (!covered[n]) units.push_back({static_cast<NodeId>(n)});
+  return topological_units(graph, std::move(units));
+}
+
+// One sequential run configuration: `launches` cover the graph; `timed`
+// says which of them are the pass's units.
+struct Pass {
+  std::string what;
+  std::vector<std::vector<NodeId>> launches;
+  std::vector<bool> timed;
+};
+
+struct UnitInfo {
+  std::string signature;
+  std::string description;
+};
+
+struct DeviceWork {
+  int device = 0;
+  std::vector<Pass> passes;  // those that have something to measure
+  std::set<std::string> all_signatures;
+  std::set<std::string> to_store;  // measured now and stored
+};
+
+void check_extra_units(const Graph& graph, const std::vector<std::vector<NodeId>>& extra) {
+  for (size_t u = 0; u < extra.size(); ++u) {
+    if (extra[u].empty()) throw Error(ErrorCode::kUsage, fmt::format("extra profile unit {} is empty", u));
+    std::set<NodeId> seen;
+    for (NodeId n : extra[u]) {
+      if (n < 0 || static_cast<size_t>(n) >= graph.nodes.size())
+        throw Error(ErrorCode::kUsage, fmt::format("extra profile unit {}: node id {} is not in the graph", u, n));
+      if (!seen.insert(n).second)
+        throw Error(ErrorCode::kUsage, fmt::format("extra profile unit {}: node {} listed twice", u, n));
+    }
+  }
+}
+
+// Decides, before anything runs, which passes each device needs: a pass
+// runs when one of its units is neither in the database nor measured by an
+// earlier pass (or always with `force`).
+DeviceWork plan_device_work(const Graph& graph, const PlatformDevice& device, int device_index, const ProfileDB& db,
+                            const ProfileOptions& options, ProfileReport::Device* report) {
+  DeviceWork work;
+  work.device = device_index;
+  std::map<std::string, bool> in_db;
+  auto wanted = [&](const std::string& signature) {
+    work.all_signatures.insert(signature);
+    if (options.force) return !work.to_store.count(signature);
+    auto it = in_db.find(signature);
+    if (it == in_db.end()) it = in_db.emplace(signature, db.find(device.signature, signature).has_value()).first;
+    return !it->second && !work.to_store.count(signature);
+  };
+  // A pass whose timed launches add nothing new is not run.
+  auto add_pass = [&](Pass pass) {
+    std::vector<std::string> fresh;
+    for (size_t l = 0; l < pass.launches.size(); ++l) {
+      if (!pass.timed[l]) continue;
+      std::string sig = op_signature(graph, pass.launches[l]);
+      if (wanted(sig)) fresh.push_back(sig);
+    }
+    if (fresh.empty()) return;
+    work.to_store.insert(fresh.begin(), fresh.end());
+    work.passes.push_back(std::move(pass));
+  };
+
+  std::vector<std::vector<NodeId>> fused = fusion_units(graph);
+  add_pass(Pass{device.name + ": fusion units", fused, std::vector<bool>(fused.size(), true)});
+  std::vector<std::vector<NodeId>> singles;
+  for (size_t n = 0; n < graph.nodes.size(); ++n) singles.push_back({static_cast<NodeId>(n)});
+  add_pass(Pass{device.name + ": single nodes", singles, std::vector<bool>(singles.size(), true)});
+
+  // Extra units share a run when they are disjoint and can be ordered
+  // together; otherwise they start another run.
+  std::vector<std::vector<NodeId>> batch;
+  std::set<NodeId> batch_nodes;
+  auto close_batch = [&] {
+    if (batch.empty()) return;
+    std::vector<std::vector<NodeId>> launches = with_singletons(graph, batch);
+    std::set<std::vector<NodeId>> extras;
+    for (auto unit : batch) {
+      std::sort(unit.begin(), unit.end());
+      extras.insert(unit);
+    }
+    Pass pass{device.name + ": extra units", launches, {}};
+    for (const auto& l : launches) pass.timed.push_back(extras.count(l) > 0);
+    add_pass(std::move(pass));
+    batch.clear();
+    batch_nodes.clear();
+  };
+  std::set<std::string> extra_seen;
+  for (size_t u = 0; u < options.extra_units.size(); ++u) {
+    std::vector<NodeId> unit = options.extra_units[u];
+    std::sort(unit.begin(), unit.end());
+    std::string sig = op_signature(graph, unit);
+    if (!extra_seen.insert(sig).second) continue;
+    bool new_here = !work.to_store.count(sig) && (options.force || !db.find(device.signature, sig));
+    if (!new_here) {
+      work.all_signatures.insert(sig);
+      continue;
+    }
+    if (with_singletons(graph, {unit}).empty())
+      throw Error(ErrorCode::kUsage,
+                  fmt::format("extra profile unit {} ({}) cannot run as one launch: a path leaves it and comes back",
+                              u, launch_description(graph, unit)));
+    bool disjoint = std::none_of(unit.begin(), unit.end(), [&](NodeId n) { return batch_nodes.count(n); });
+    std::vector<std::vector<NodeId>> candidate = batch;
+    candidate.push_back(unit);
+    if (!disjoint || with_singletons(graph, candidate).empty()) close_batch();
+    batch.push_back(unit);
+    batch_nodes.insert(unit.begin(), unit.end());
+  }
+  close_batch();
+
+  report->n_measured = static_cast<int>(work.to_store.size());
+  report->n_reused = static_cast<int>(work.all_signatures.size() - work.to_store.size());
+  return work;
+}
+
+// The platform reduced to one device, so a profiling run never touches the
+// other devices (and needs no cost model for emulated ones).
+Platform single_device_platform(const Platform& platform, int device) {
+  Platform one;
+  one.name = platform.name;
+  one.devices.push_back(platform.devices[static_cast<size_t>(device)]);
+  one.resources = platform.resources;
+  return one;
+}
+
+// Runs one pass warmups + repeats times; appends each timed launch's
+// durations (µs) to `samples` by signature.
+void run_pass(const Graph& graph, const Platform& one_device, const Pass& pass, const TensorMap& inputs,
+              const ProfileOptions& options, std::map<std::string, std::vector<double>>* samples,
+              std::map<std::string, std::string>* descriptions, const std::function<void()>& after_run) {
+  std::vector<LaunchAssignment> assignments;
+  for (const auto& nodes : pass.launches) assignments.push_back(LaunchAssignment{nodes, 0, 0, "profiling"});
+  Plan plan = build_plan(graph, one_device, assignments, "profile");
+
+  std::map<NodeId, size_t> launch_of_first_node;
+  for (size_t l = 0; l < pass.launches.size(); ++l)
+    launch_of_first_node[*std::min_element(pass.launches[l].begin(), pass.launches[l].end())] = l;
+  std::vector<std::string> signature(pass.launches.size());
+  for (size_t l = 0; l < pass.launches.size(); ++l)
+    if (pass.timed[l]) {
+      signature[l] = op_signature(graph, pass.launches[l]);
+      (*descriptions)[signature[l]] = launch_description(graph, pass.launches[l]);
+    }
+
+  Executor executor(graph, plan, one_device, nullptr);
+  const Plan& executed = executor.plan();
+  for (int run = 0; run < options.warmups + options.repeats; ++run) {
+    RunTimeline timeline;
+    executor.run(inputs, &timeline);
+    if (run >= options.warmups) {
+      for (const RunTimeline::StepTime& t : timeline.steps) {
+        const PlanStep& step = executed.lanes[static_cast<size_t>(t.lane)].steps[static_cast<size_t>(t.step)];
+        if (step.kind != StepKind::kLaunch || step.nodes.empty()) continue;
+        auto it = launch_of_first_node.find(*std::min_element(step.nodes.begin(), step.nodes.end()));
+        if (it == launch_of_first_node.end() || !pass.timed[it->second]) continue;
+        (*samples)[signature[it->second]].push_back(t.end_us - t.start_us);
+      }
+    }
+    after_run();
+  }
+}
+
+// --- hand-over between two CPU devices of one memory space
+
+struct FreeDeleter {
+  void operator()(char* p) const { std::free(p); }
+};
+
+void parallel_fill(char* dst, size_t bytes, int value) {
+#pragma omp parallel
+  {
+    size_t n = static_cast<size_t>(omp_get_num_threads());
+    size_t t = static_cast<size_t>(omp_get_thread_num());
+    size_t chunk = (bytes / n + 63) / 64 * 64;
+    size_t begin = std::min(bytes, t * chunk);
+    size_t end = std::min(bytes, begin + chunk);
+    if (end > begin) std::memset(dst + begin, value, end - begin);
+  }
+}
+
+constexpr int kLinkSizes = 6;  // 16 KiB .. 16 MiB, x4
+constexpr int kLinkRepeats = 9;
+
+// latency + bytes / bandwidth by least squares over (bytes, µs) points.
+LinkFit fit_link(const std::vector<std::pair<double, double>>& points) {
+  double n = static_cast<double>(points.size()), sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (auto [x, y] : points) {
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);  // µs per byte
+  double intercept = (sy - slope * sx) / n;
+  LinkFit fit;
+  fit.latency_us = std::max(0.0, intercept);
+  if (slope > 0) {
+    fit.bandwidth_gbps = 1.0 / slope / 1e3;  // bytes/µs -> GB/s
+  } else {
+    // Flat within noise: the largest transfer's own rate is a safe bound.
+    auto [x, y] = points.back();
+    fit.bandwidth_gbps = x / std::max(y, 1e-3) / 1e3;
+  }
+  return fit;
+}
+
+// What the executor pays when a value produced on `from` is read on `to`:
+// the consumer reorders the plain value into its kernels' blocked layout,
+// pulling the data out of the producer's caches or memory.
+LinkFit measure_handover(const PlatformDevice& from, const PlatformDevice& to) {
+  using dnnl::memory;
+  CpuDevice producer(DeviceSpec{DeviceKind::kCpu, from.cores, ""});
+  CpuDevice consumer(DeviceSpec{DeviceKind::kCpu, to.cores, ""});
+  const memory::format_tag blocked =
+      __builtin_cpu_supports("avx512f") ? memory::format_tag::nChw16c : memory::format_tag::nChw8c;
+  std::unique_ptr<dnnl::engine> engine;
+  std::unique_ptr<dnnl::stream> stream;
+  consumer.run([&] {
+    engine = std::make_unique<dnnl::engine>(dnnl::engine::kind::cpu, 0);
+    stream = std::make_unique<dnnl::stream>(*engine);
+  });
+  std::vector<std::pair<double, double>> points;
+  for (int k = 0; k < kLinkSizes; ++k) {
+    size_t bytes = (size_t{16} << 10) << (2 * k);
+    memory::dim channels = 16;
+    auto side = static_cast<memory::dim>(std::lround(std::sqrt(static_cast<double>(bytes / 4 / 16))));
+    std::unique_ptr<char, FreeDeleter> buffer(static_cast<char*>(std::aligned_alloc(64, bytes)));
+    if (!buffer) throw Error(ErrorCode::kRuntime, fmt::format("link measurement: cannot allocate {} bytes", bytes));
+    std::vector<double> times_us;
+    consumer.run([&] {
+      memory::dims dims{1, channels, side, side};
+      memory src({dims, memory::data_type::f32, memory::format_tag::nchw}, *engine, buffer.get());
+      memory dst({dims, memory::data_type::f32, blocked}, *engine);
+      dnnl::reorder reorder(src, dst);
+      // The first round trip creates the primitive's kernel and the pages.
+      for (int r = 0; r < kLinkRepeats + 1; ++r) {
+        producer.run([&] { parallel_fill(buffer.get(), bytes, r & 1); });
+        auto start = Clock::now();
+        reorder.execute(*stream, src, dst);
+        stream->wait();
+        if (r > 0) times_us.push_back(seconds_since(start) * 1e6);
+      }
+    });
+    std::sort(times_us.begin(), times_us.end());
+    points.emplace_back(static_cast<double>(bytes), percentile(times_us, 0.5));
+  }
+  consumer.run([&] {
+    stream.reset();
+    engine.reset();
+  });
+  return fit_link(points);
+}
+
+}  // namespace
+
+ProfileReport profile_graph(const Graph& graph, const Platform& platform, ProfileDB& db,
+                            const ProfileOptions& options) {
+  auto start = Clock::now();
+  if (options.warmups < 0 || options.repeats < 1)
+    throw Error(ErrorCode::kUsage,
+                fmt::format("profile: need warm-ups >= 0 and repeats >= 1 (got {} and {})", options.warmups,
+                            options.repeats));
+  check_extra_units(graph, options.extra_units);
+  ProfileReport report;
+  std::vector<DeviceWork> work;
+  for (size_t d = 0; d < platform.devices.size(); ++d) {
+    const PlatformDevice& device = platform.devices[d];
+    ProfileReport::Device entry;
+    entry.name = device.name;
+    if (device.is_emulated()) {
+      entry.skipped = true;
+    } else {
+      if (device.signature.empty())
+        throw Error(ErrorCode::kUsage, fmt::format("device '{}' has no signature to store profiles under", device.name));
+      if (!std::all_of(graph.nodes.begin(), graph.nodes.end(), [&](const Node& n) { return device.supports(n); }))
+        throw Error(ErrorCode::kUnsupported,
+                    fmt::format("device '{}' does not run every op of the graph; it cannot be profiled alone",
+                                device.name));
+      work.push_back(plan_device_work(graph, device, static_cast<int>(d), db, options, &entry));
+    }
+    report.devices.push_back(entry);
+  }
+
+  std::vector<std::pair<int, int>> links;
+  for (size_t a = 0; a < platform.devices.size(); ++a)
+    for (size_t b = 0; b < platform.devices.size(); ++b) {
+      const PlatformDevice& from = platform.devices[a];
+      const PlatformDevice& to = platform.devices[b];
+      if (a == b || from.is_emulated() || to.is_emulated() || from.kind != DeviceKind::kCpu ||
+          to.kind != DeviceKind::kCpu || from.memory_space != to.memory_space)
+        continue;
+      if (!options.force && db.link(from.signature, to.signature)) continue;
+      links.emplace_back(static_cast<int>(a), static_cast<int>(b));
+    }
+
+  int total = static_cast<int>(links.size());
+  for (const DeviceWork& w : work) total += static_cast<int>(w.passes.size()) * (options.warmups + options.repeats);
+  int done = 0;
+  auto progress = [&](const std::string& what) {
+    if (options.progress) options.progress(done, total, what);
+  };
+
+  TensorMap inputs;
+  if (!work.empty()) inputs = random_inputs(graph, 0);
+  for (const DeviceWork& w : work) {
+    auto device_start = Clock::now();
+    const PlatformDevice& device = platform.devices[static_cast<size_t>(w.device)];
+    Platform one_device = single_device_platform(platform, w.device);
+    std::map<std::string, std::vector<double>> samples;
+    std::map<std::string, std::string> descriptions;
+    for (const Pass& pass : w.passes) {
+      progress(pass.what);
+      std::map<std::string, std::vector<double>> pass_samples;
+      run_pass(graph, one_device, pass, inputs, options, &pass_samples, &descriptions, [&] {
+        ++done;
+        progress(pass.what);
+      });
+      // A unit timed by an earlier pass keeps that pass's context.
+      for (auto& [sig, s] : pass_samples)
+        if (!samples.count(sig)) samples[sig] = std::move(s);
+    }
+    std::vector<ProfileDB::Entry> entries;
+    for (const std::string& sig : w.to_store) {
+      auto it = samples.find(sig);
+      if (it == samples.end() || it->second.empty())
+        throw Error(ErrorCode::kRuntime,
+                    fmt::format("profiling on '{}': launch {} never ran as one step", device.name, descriptions[sig]));
+      entries.push_back(ProfileDB::Entry{sig, descriptions[sig], summarise(it->second)});
+    }
+    db.put(device.signature, entries);
+    for (ProfileReport::Device& entry : report.devices)
+      if (entry.name == device.name) entry.seconds = seconds_since(device_start);
+  }
+
+  for (auto [a, b] : links) {
+    const PlatformDevice& from = platform.devices[static_cast<size_t>(a)];
+    const PlatformDevice& to = platform.devices[static_cast<size_t>(b)];
+    progress(fmt::format("hand-over {} -> {}", from.name, to.name));
+    db.put_link(from.signature, to.signature, measure_handover(from, to));
+    ++report.n_links_measured;
+    ++done;
+    progress(fmt::format("hand-over {} -> {}", from.name, to.name));
+  }
+  report.seconds = seconds_since(start);
+  return report;
+}
+
+}  // namespace hetsched

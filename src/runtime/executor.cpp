@@ -1,0 +1,480 @@
+// The executor (contract in executor.h).
+#include "runtime/executor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <exception>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "backends/cpu/cpu_device.h"
+#include "backends/cpu/program.h"
+#include "kernels/kernel.h"
+
+namespace hetsched {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double us_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+// What one run shares between its lane workers: which events are done, and
+// the first error.
+struct RunState {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<char> recorded;
+  bool cancelled = false;
+  std::exception_ptr error;
+
+  void fail(std::exception_ptr e) {
+    {
+      std::lock_guard lock(mutex);
+      if (!error) error = e;
+      cancelled = true;
+    }
+    changed.notify_all();
+  }
+};
+
+std::string join_labels(const Graph& graph, const std::vector<NodeId>& nodes, const char* joiner, bool op_types) {
+  std::string out;
+  for (NodeId n : nodes) {
+    if (!out.empty()) out += joiner;
+    out += op_types ? graph.nodes[n].op_type : graph.nodes[n].label();
+  }
+  return out;
+}
+
+}  // namespace
+
+struct Executor::Impl {
+  const Graph& graph;
+  Plan plan;
+  Platform platform;
+  std::shared_ptr<const CostModel> cost;
+  ExecutionSummary summary;
+
+  std::vector<const PlatformDevice*> devices;  // per plan device
+  std::vector<std::string> spaces;             // memory spaces, host first
+  std::vector<int> device_space;               // per plan device
+
+  // Real CPU devices: their pinned worker, engine and stream (created on it).
+  struct CpuRuntime {
+    std::unique_ptr<CpuDevice> device;
+    std::unique_ptr<dnnl::engine> engine;
+    std::unique_ptr<dnnl::stream> stream;
+  };
+  std::vector<CpuRuntime> cpu;  // per plan device; empty for emulated ones
+
+  struct LaneRuntime {
+    std::unique_ptr<cpu::Program> program;  // CPU lanes with oneDNN
+    std::vector<int> program_launch;        // per step: launch index in program, -1 otherwise
+    std::vector<double> modeled_us;         // per step: emulated duration, 0 when none
+    bool emulated = false;
+  };
+  std::vector<LaneRuntime> lanes;
+
+  // Values crossing lanes or handled by reference kernels, plain, one per
+  // memory space: store[value][space]. Graph inputs alias the caller's
+  // tensors and graph outputs are fresh each run.
+  std::vector<std::vector<Tensor>> store;
+  int fault_step = -1;
+  std::mutex run_mutex;
+
+  Impl(const Graph& g, Plan p, const Platform& pf, std::shared_ptr<const CostModel> c)
+      : graph(g), plan(std::move(p)), platform(pf), cost(std::move(c)) {}
+
+  int space_index(const std::string& name) const {
+    return static_cast<int>(std::find(spaces.begin(), spaces.end(), name) - spaces.begin());
+  }
+
+  Tensor& stored(ValueId v, int space) {
+    std::vector<Tensor>& per_space = store[v];
+    if (per_space.size() < spaces.size()) per_space.resize(spaces.size());
+    return per_space[space];
+  }
+
+  void need(ValueId v, int space) {
+    Tensor& t = stored(v, space);
+    const Value& value = graph.values[v];
+    bool per_run = space == 0 && graph.is_graph_input(v);  // the caller's tensor
+    if (!t.defined() && !value.is_constant() && !per_run) t = Tensor(value.dtype, value.shape);
+  }
+
+  void setup();
+  void compile_lane(int l);
+  void run_lane(int l, RunState& state, Clock::time_point start, RunTimeline* timeline, int first_global_step,
+                std::atomic<int>& overruns);
+  void run_reference_launch(const PlanStep& step, int space);
+  void copy_value(const PlanStep& step);
+};
+
+void Executor::Impl::setup() {
+  for (const std::string& name : plan.devices) {
+    int d = platform.find_device(name);
+    if (d < 0) throw Error(ErrorCode::kInvalidFile, fmt::format("plan: device '{}' is not in the platform", name));
+    devices.push_back(&platform.devices[d]);
+  }
+  spaces.push_back(kHostMemory);
+  for (const PlatformDevice* d : devices) {
+    if (std::find(spaces.begin(), spaces.end(), d->memory_space) == spaces.end()) spaces.push_back(d->memory_space);
+    device_space.push_back(space_index(d->memory_space));
+  }
+  for (const Value& v : graph.values)
+    if (!v.is_constant() && !v.shape_is_static())
+      throw Error(ErrorCode::kUnsupported,
+                  fmt::format("running a plan needs static shapes; value '{}' has shape {} (fix input dims with "
+                              "--shape)",
+                              v.name, v.has_shape ? shape_to_string(v.shape) : "of unknown rank"));
+  store.assign(graph.values.size(), {});
+  cpu.resize(devices.size());
+  lanes.resize(plan.lanes.size());
+
+  std::vector<int> lane_of_node(graph.nodes.size(), -1);
+  for (size_t l = 0; l < plan.lanes.size(); ++l)
+    for (const PlanStep& step : plan.lanes[l].steps)
+      if (step.kind == StepKind::kLaunch)
+        for (NodeId n : step.nodes) lane_of_node[n] = static_cast<int>(l);
+
+  std::vector<bool> used(devices.size(), false);
+  for (const Lane& lane : plan.lanes) used[lane.device] = true;
+  for (size_t d = 0; d < devices.size(); ++d) {
+    if (!used[d] || devices[d]->is_emulated()) continue;
+    DeviceSpec spec;
+    spec.cores = devices[d]->cores;
+    cpu[d].device = std::make_unique<CpuDevice>(spec);
+    CpuRuntime& rt = cpu[d];
+    rt.device->run([&rt] {
+      rt.engine = std::make_unique<dnnl::engine>(dnnl::engine::kind::cpu, 0);
+      rt.stream = std::make_unique<dnnl::stream>(*rt.engine);
+    });
+  }
+  for (size_t l = 0; l < plan.lanes.size(); ++l) compile_lane(static_cast<int>(l));
+
+  // Store entries: what crosses lanes (a reader or writer on another lane,
+  // a copy, a graph output) and everything reference lanes touch.
+  for (size_t l = 0; l < plan.lanes.size(); ++l) {
+    const Lane& lane = plan.lanes[l];
+    int space = device_space[lane.device];
+    LaneRuntime& rt = lanes[l];
+    for (const PlanStep& step : lane.steps) {
+      if (step.kind == StepKind::kCopy) {
+        need(step.value, space_index(step.from_space));
+        need(step.value, space_index(step.to_space));
+      }
+      if (step.kind != StepKind::kLaunch) continue;
+      for (NodeId n : step.nodes) {
+        for (ValueId v : graph.nodes[n].inputs)
+          if (v != kNoValue && (!rt.program || graph.values[v].producer == kNoNode ||
+                                lane_of_node[graph.values[v].producer] != static_cast<int>(l)))
+            need(v, space);
+        for (ValueId v : graph.nodes[n].outputs) {
+          if (v == kNoValue) continue;
+          bool crosses = !rt.program || graph.is_graph_output(v);
+          for (NodeId c : graph.values[v].consumers) crosses = crosses || lane_of_node[c] != static_cast<int>(l);
+          if (crosses) need(v, space);
+        }
+      }
+    }
+  }
+  // CPU programs read and write the store in place.
+  for (size_t l = 0; l < plan.lanes.size(); ++l) {
+    LaneRuntime& rt = lanes[l];
+    if (!rt.program) continue;
+    std::vector<std::pair<ValueId, void*>> memory;
+    for (ValueId v : rt.program->external_inputs())
+      if (!graph.is_graph_input(v)) memory.emplace_back(v, stored(v, 0).raw());
+    for (ValueId v : rt.program->exports())
+      if (!graph.is_graph_output(v)) memory.emplace_back(v, stored(v, 0).raw());
+    cpu[plan.lanes[l].device].device->run([&] { rt.program->bind(memory); });
+  }
+
+  // The summary.
+  summary.scheduler = plan.scheduler;
+  summary.n_nodes = static_cast<int>(graph.nodes.size());
+  summary.n_lanes = static_cast<int>(plan.lanes.size());
+  summary.n_copies = plan.n_copies();
+  summary.n_events = plan.n_events;
+  std::vector<std::string> names;
+  for (size_t d = 0; d < devices.size(); ++d)
+    if (used[d]) names.push_back(devices[d]->name);
+  summary.device = fmt::format("{}", fmt::join(names, ","));
+  for (size_t l = 0; l < plan.lanes.size(); ++l) {
+    const LaneRuntime& rt = lanes[l];
+    summary.emulated = summary.emulated || rt.emulated;
+    if (!rt.program) {
+      for (const PlanStep& step : plan.lanes[l].steps)
+        if (step.kind == StepKind::kLaunch) summary.n_steps += static_cast<int>(step.nodes.size());
+      continue;
+    }
+    const cpu::ProgramStats& stats = rt.program->stats();
+    summary.n_steps += stats.n_steps;
+    summary.n_fused_nodes += stats.n_fused_nodes;
+    summary.n_reorders += stats.n_reorders;
+    summary.n_fallbacks += stats.n_fallbacks;
+    summary.fallbacks.insert(summary.fallbacks.end(), stats.fallbacks.begin(), stats.fallbacks.end());
+    summary.arena_bytes += stats.arena_bytes;
+    summary.weight_bytes += stats.constant_bytes;
+  }
+}
+
+void Executor::Impl::compile_lane(int l) {
+  const Lane& lane = plan.lanes[l];
+  LaneRuntime& rt = lanes[l];
+  const PlatformDevice& device = *devices[lane.device];
+  rt.program_launch.assign(lane.steps.size(), -1);
+  rt.modeled_us.assign(lane.steps.size(), 0);
+  if (device.is_emulated()) {
+    rt.emulated = true;
+    if (!cost) throw Error(ErrorCode::kUsage, "executor: emulated devices need a cost model for their durations");
+    for (size_t s = 0; s < lane.steps.size(); ++s)
+      if (lane.steps[s].kind == StepKind::kLaunch)
+        rt.modeled_us[s] = cost->launch(graph, lane.steps[s].nodes, device).us;
+    return;
+  }
+  cpu::ProgramScope scope;
+  for (size_t s = 0; s < lane.steps.size(); ++s)
+    if (lane.steps[s].kind == StepKind::kLaunch) {
+      rt.program_launch[s] = static_cast<int>(scope.launches.size());
+      scope.launches.push_back(lane.steps[s].nodes);
+    }
+  CpuRuntime& dev = cpu[lane.device];
+  dev.device->run([&] { rt.program = cpu::Program::compile(graph, *dev.engine, &scope); });
+}
+
+void Executor::Impl::run_reference_launch(const PlanStep& step, int space) {
+  for (NodeId n : step.nodes) {
+    const Node& node = graph.nodes[n];
+    const kernels::ReferenceKernel* kernel = kernels::find_reference_kernel(node.op_type);
+    if (!kernel) throw Error(ErrorCode::kUnsupported, node.label() + ": no reference kernel");
+    std::vector<const Tensor*> args;
+    for (ValueId v : node.inputs) {
+      if (v == kNoValue) {
+        args.push_back(nullptr);
+        continue;
+      }
+      const Value& value = graph.values[v];
+      args.push_back(value.is_constant() ? &*value.initializer : &stored(v, space));
+    }
+    std::vector<Tensor> results = kernel->compute(node, args);
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      ValueId v = node.outputs[o];
+      if (v == kNoValue) continue;
+      Tensor& dst = stored(v, space);
+      const Tensor& r = results.at(o);
+      if (r.dtype() != dst.dtype() || r.shape() != dst.shape())
+        throw Error(ErrorCode::kRuntime, fmt::format("{}: produced {} where the graph says {}", node.label(),
+                                                     r.description(), dst.description()));
+      std::memcpy(dst.raw(), r.raw(), r.nbytes());
+    }
+  }
+}
+
+void Executor::Impl::copy_value(const PlanStep& step) {
+  const Tensor& from = stored(step.value, space_index(step.from_space));
+  Tensor& to = stored(step.value, space_index(step.to_space));
+  std::memcpy(to.raw(), from.raw(), from.nbytes());
+}
+
+void Executor::Impl::run_lane(int l, RunState& state, Clock::time_point start, RunTimeline* timeline,
+                              int first_global_step, std::atomic<int>& overruns) {
+  const Lane& lane = plan.lanes[l];
+  LaneRuntime& rt = lanes[l];
+  int space = device_space[lane.device];
+  CpuRuntime* dev = rt.emulated ? nullptr : &cpu[lane.device];
+  std::vector<RunTimeline::StepTime> times;
+  try {
+    for (size_t s = 0; s < lane.steps.size(); ++s) {
+      const PlanStep& step = lane.steps[s];
+      auto step_start = Clock::now();
+      {
+        std::unique_lock lock(state.mutex);
+        if (step.kind == StepKind::kWait)
+          state.changed.wait(lock, [&] { return state.cancelled || state.recorded[step.event]; });
+        if (state.cancelled) return;
+      }
+      if (first_global_step + static_cast<int>(s) == fault_step)
+        throw Error(ErrorCode::kRuntime, fmt::format("injected fault at step {} (lane {}, step {})",
+                                                     fault_step, l, s));
+      switch (step.kind) {
+        case StepKind::kLaunch:
+          if (rt.program) rt.program->run_launch(rt.program_launch[s], *dev->stream);
+          else run_reference_launch(step, space);
+          break;
+        case StepKind::kCopy: {
+          // Every memory space but host belongs to an emulated device: the
+          // bytes really move, and the copy is held to the link's model.
+          copy_value(step);
+          const Link* link = platform.link(step.from_space, step.to_space);
+          double bytes = static_cast<double>(graph.values[step.value].initializer ? 0 : stored(step.value, space_index(step.to_space)).nbytes());
+          double us = link ? link->latency_us + bytes / (link->bandwidth_gbps * 1e3) : 0;
+          std::this_thread::sleep_until(step_start + std::chrono::nanoseconds(static_cast<int64_t>(us * 1e3)));
+          break;
+        }
+        case StepKind::kRecord: {
+          {
+            std::lock_guard lock(state.mutex);
+            state.recorded[step.event] = 1;
+          }
+          state.changed.notify_all();
+          break;
+        }
+        case StepKind::kWait: break;
+      }
+      if (rt.emulated && rt.modeled_us[s] > 0) {
+        auto until = step_start + std::chrono::nanoseconds(static_cast<int64_t>(rt.modeled_us[s] * 1e3));
+        if (Clock::now() > until) ++overruns;
+        std::this_thread::sleep_until(until);
+      }
+      if (timeline) times.push_back({l, static_cast<int>(s), us_between(start, step_start), us_between(start, Clock::now())});
+    }
+  } catch (...) {
+    state.fail(std::current_exception());
+  }
+  if (timeline) {
+    std::lock_guard lock(state.mutex);
+    timeline->steps.insert(timeline->steps.end(), times.begin(), times.end());
+  }
+}
+
+Executor::Executor(const Graph& graph, Plan plan, const Platform& platform, std::shared_ptr<const CostModel> cost)
+    : impl_(std::make_unique<Impl>(graph, std::move(plan), platform, std::move(cost))) {
+  validate_plan(impl_->plan, graph, platform);
+  impl_->setup();
+}
+
+Executor::~Executor() {
+  if (!impl_) return;
+  // Programs hold oneDNN primitives: release them on their devices' threads.
+  for (size_t l = 0; l < impl_->lanes.size(); ++l) {
+    auto& rt = impl_->lanes[l];
+    if (rt.program) impl_->cpu[impl_->plan.lanes[l].device].device->run([&] { rt.program.reset(); });
+  }
+  for (auto& dev : impl_->cpu)
+    if (dev.device) dev.device->run([&] {
+      dev.stream.reset();
+      dev.engine.reset();
+    });
+}
+
+const Plan& Executor::plan() const { return impl_->plan; }
+const ExecutionSummary& Executor::summary() const { return impl_->summary; }
+void Executor::inject_fault_for_testing(int step) { impl_->fault_step = step; }
+
+TensorMap Executor::run(const TensorMap& inputs, RunTimeline* timeline) {
+  Impl& m = *impl_;
+  std::lock_guard run_lock(m.run_mutex);
+  const Graph& graph = m.graph;
+
+  // Per run: graph inputs alias the caller's tensors, graph outputs are new.
+  for (ValueId v : graph.inputs) {
+    Tensor& t = m.stored(v, 0);
+    t = inputs.at(graph.values[v].name);
+  }
+  TensorMap outputs;
+  std::vector<std::vector<std::pair<ValueId, void*>>> lane_memory(m.lanes.size());
+  for (ValueId v : graph.outputs) {
+    const Value& value = graph.values[v];
+    if (value.is_constant()) {
+      outputs[value.name] = value.initializer->clone();
+    } else if (graph.is_graph_input(v)) {
+      outputs[value.name] = inputs.at(value.name).clone();
+    } else {
+      Tensor& t = m.stored(v, 0);
+      t = Tensor(value.dtype, value.shape);
+      outputs[value.name] = t;
+    }
+  }
+  for (size_t l = 0; l < m.lanes.size(); ++l) {
+    auto& rt = m.lanes[l];
+    if (!rt.program) continue;
+    for (ValueId v : rt.program->external_inputs())
+      if (graph.is_graph_input(v) || graph.is_graph_output(v))
+        lane_memory[l].emplace_back(v, m.stored(v, 0).raw());
+    for (ValueId v : rt.program->exports())
+      if (graph.is_graph_output(v)) lane_memory[l].emplace_back(v, m.stored(v, 0).raw());
+  }
+
+  RunState state;
+  state.recorded.assign(m.plan.n_events, 0);
+  if (timeline) *timeline = RunTimeline{};
+  std::atomic<int> overruns{0};
+  auto start = Clock::now();
+  std::vector<std::future<void>> done;
+  int first_global_step = 0;
+  for (size_t l = 0; l < m.lanes.size(); ++l) {
+    auto task = [&m, &state, &lane_memory, start, timeline, first_global_step, &overruns, l] {
+      auto& rt = m.lanes[l];
+      if (rt.program) {
+        try {
+          rt.program->bind(lane_memory[l]);
+        } catch (...) {
+          state.fail(std::current_exception());
+          return;
+        }
+      }
+      m.run_lane(static_cast<int>(l), state, start, timeline, first_global_step, overruns);
+    };
+    if (m.lanes[l].emulated) done.push_back(std::async(std::launch::async, task));
+    else done.push_back(m.cpu[m.plan.lanes[l].device].device->submit(task));
+    first_global_step += static_cast<int>(m.plan.lanes[l].steps.size());
+  }
+  for (auto& f : done) f.get();
+  if (timeline) timeline->makespan_us = us_between(start, Clock::now());
+  m.summary.n_emulation_overruns = overruns;
+  if (state.error) std::rethrow_exception(state.error);
+  return outputs;
+}
+
+Trace timeline_trace(const RunTimeline& timeline, const Plan& plan, const Graph& graph, const Platform& platform) {
+  Trace trace;
+  for (const std::string& name : plan.devices) {
+    int d = platform.find_device(name);
+    bool emulated = d >= 0 && platform.devices[d].is_emulated();
+    trace.devices.push_back(emulated ? name + " (emulated)" : name);
+    if (emulated) trace.kind = "emulated";
+  }
+  for (const auto& t : timeline.steps) {
+    const Lane& lane = plan.lanes[t.lane];
+    const PlanStep& step = lane.steps[t.step];
+    if (step.kind == StepKind::kRecord) continue;
+    TraceEvent e;
+    e.start_us = t.start_us;
+    e.duration_us = t.end_us - t.start_us;
+    e.device = lane.device;
+    e.stream = lane.stream;
+    e.provider = plan.devices[lane.device];
+    if (step.kind == StepKind::kLaunch) {
+      e.name = join_labels(graph, step.nodes, " + ", false);
+      e.category = "launch";
+      e.op_name = join_labels(graph, step.nodes, "+", true);
+      e.node_index = step.nodes.front();
+    } else if (step.kind == StepKind::kCopy) {
+      e.name = fmt::format("copy '{}' {}->{}", graph.values[step.value].name, step.from_space, step.to_space);
+      e.category = "copy";
+      e.op_name = "Copy";
+    } else {
+      e.name = fmt::format("wait e{}", step.event);
+      e.category = "wait";
+      e.op_name = "Wait";
+    }
+    trace.events.push_back(std::move(e));
+  }
+  std::sort(trace.events.begin(), trace.events.end(),
+            [](const TraceEvent& a, const TraceEvent& b) { return a.start_us < b.start_us; });
+  trace.makespan_us = timeline.makespan_us;
+  return trace;
+}
+
+}  // namespace hetsched

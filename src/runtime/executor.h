@@ -1,0 +1,72 @@
+// The executor: runs a validated Plan on the platform's devices at once.
+//
+// Contract:
+//   - One worker per lane (device, stream). A CPU device's lane runs on the
+//     device's pinned worker thread (cpu_device.h) over a cpu::Program
+//     compiled for exactly the lane's launches; an emulated device's lane
+//     runs reference kernels on its own thread and holds each launch until
+//     its modeled duration (cost model) has passed.
+//   - Values read by one lane only stay in that lane's arena (in whatever
+//     layout its kernels like); values crossing lanes are held, in plain
+//     layout, in a per-run store, one copy per memory space (MemoryPlan).
+//   - Wait blocks on a condition variable (no busy-waiting); Record wakes
+//     the waiters.
+//   - The first failing step cancels the run: every worker stops at its next
+//     step or wait, all are joined, and run() throws that step's error. The
+//     executor stays usable for the next run.
+//   - run() is not reentrant; calls are serialised.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hetsched/cost_model.h"
+#include "hetsched/plan.h"
+#include "hetsched/session.h"
+#include "hetsched/trace.h"
+
+namespace hetsched {
+
+// When each step of each lane ran, in microseconds from the start of run().
+struct RunTimeline {
+  struct StepTime {
+    int lane = 0;
+    int step = 0;
+    double start_us = 0;
+    double end_us = 0;
+  };
+  std::vector<StepTime> steps;
+  double makespan_us = 0;
+};
+
+class Executor {
+ public:
+  // Validates the plan, starts the devices' workers and compiles each lane
+  // (on its device's thread). `cost` gives emulated launches their durations
+  // and may be null when the platform has no emulated device.
+  Executor(const Graph& graph, Plan plan, const Platform& platform, std::shared_ptr<const CostModel> cost);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Inputs are not checked here (Session::run does).
+  TensorMap run(const TensorMap& inputs, RunTimeline* timeline = nullptr);
+
+  const Plan& plan() const;
+  const ExecutionSummary& summary() const;
+
+  // Test-only fault injection: the `step`-th step (counting every lane's
+  // steps in lane order) throws a kRuntime error on its next run. -1 clears.
+  void inject_fault_for_testing(int step);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The timeline as a trace: one event per Launch, Copy and Wait. Its kind is
+// "emulated" when the plan uses an emulated device.
+Trace timeline_trace(const RunTimeline& timeline, const Plan& plan, const Graph& graph, const Platform& platform);
+
+}  // namespace hetsched

@@ -1,0 +1,35 @@
+// The simulator: predicts a Plan's timeline from a cost model, walking the
+// plan exactly as the executor does (lanes in order, Waits on Records).
+//
+// Discrete-event, with co-run interference: each running launch progresses
+// at a rate of 1 / slowdown, where the slowdown is the largest oversubscription
+// among the resources it uses — its device's compute when several streams of
+// one device run at once, the shared memory bandwidth when devices naming
+// the same SharedResource run at once (sum of ResourceDemand over the
+// running launches, when above 1). Rates are recomputed whenever a launch
+// starts or ends. So two memory-bound kernels slow each other, while a
+// compute-bound and a memory-bound one overlap well (Opara's observation).
+#pragma once
+
+#include "hetsched/cost_model.h"
+#include "hetsched/plan.h"
+#include "hetsched/trace.h"
+
+namespace hetsched {
+
+struct SimOptions {
+  bool interference = true;
+};
+
+struct SimResult {
+  double makespan_us = 0;
+  Trace trace;                        // kind "simulated"
+  std::vector<double> busy_us;        // per plan device: time running launches or copies
+  std::vector<double> utilisation;    // busy_us / makespan_us
+  int n_estimates[5] = {0, 0, 0, 0, 0};  // per CostSource
+};
+
+SimResult simulate(const Plan& plan, const Graph& graph, const Platform& platform, const CostModel& cost,
+                   const SimOptions& options = {});
+
+}  // namespace hetsched

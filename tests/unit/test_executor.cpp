@@ -1,0 +1,258 @@
+// The executor: any valid plan gives the sequential plan's outputs, on two
+// CPU devices and on CPU + emulated devices; failures cancel cleanly; real
+// runs overlap devices.
+#include <cmath>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "hetsched/device.h"
+#include "hetsched/scheduler.h"
+#include "hetsched/session.h"
+#include "hetsched/zoo.h"
+#include "plan/plan_builder.h"
+#include "runtime/executor.h"
+
+namespace hetsched {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kPlatforms = std::string(HETSCHED_SOURCE_DIR) + "/platforms";
+
+// Largest |a - b| relative to the largest |b|.
+double relative_error(const Tensor& a, const Tensor& b) {
+  auto x = a.to_double_vector(), y = b.to_double_vector();
+  double diff = 0, scale = 1e-30;
+  for (size_t i = 0; i < x.size(); ++i) {
+    diff = std::max(diff, std::fabs(x[i] - y[i]));
+    scale = std::max(scale, std::fabs(y[i]));
+  }
+  return diff / scale;
+}
+
+void expect_same_outputs(const TensorMap& got, const TensorMap& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (const auto& [name, t] : want) {
+    ASSERT_TRUE(got.count(name)) << what << ": missing " << name;
+    ASSERT_EQ(got.at(name).shape(), t.shape()) << what << ": " << name;
+    // Another device split changes oneDNN's layouts, hence summation order.
+    EXPECT_LE(relative_error(got.at(name), t), 1e-5) << what << ": " << name;
+  }
+}
+
+std::string two_cpu_spec() {
+  auto cores = describe_machine().usable_cores;
+  if (cores.size() < 2) return "";
+  return "cpu:" + std::to_string(cores[0]) + ",cpu:" + std::to_string(cores[1]);
+}
+
+class ExecutorTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    db_path_ = (fs::temp_directory_path() / ("hetsched-executor-test-" + std::to_string(::getpid()) + ".db")).string();
+  }
+  static void TearDownTestSuite() {
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db_path_ + suffix);
+  }
+
+  // The sequential plan's outputs on the first device.
+  static TensorMap sequential_outputs(const Graph& graph, const Platform& platform, const TensorMap& inputs) {
+    std::vector<LaunchAssignment> launches;
+    for (auto& unit : fusion_units(graph)) launches.push_back({unit, 0, 0, "test"});
+    Executor sequential(graph, build_plan(graph, platform, launches, "sequential"), platform, nullptr);
+    return sequential.run(inputs);
+  }
+
+  static std::string db_path_;
+};
+std::string ExecutorTest::db_path_;
+
+Graph load_test_model(const std::string& name) {
+  LoadOptions options;
+  if (name == "bert") options.zoo_params = {{"layers", "2"}, {"seq", "32"}};
+  return load_model("zoo:" + name, options);
+}
+
+TEST_F(ExecutorTest, RandomPlansOnTwoCpuDevicesMatchSequentialOnEveryZooModel) {
+  std::string spec = two_cpu_spec();
+  if (spec.empty()) GTEST_SKIP() << "needs 2 usable cores";
+  Platform platform = make_platform(spec, "");
+  auto cost = open_cost_model(platform, db_path_, nullptr);
+  auto random = make_scheduler("random");
+  for (const auto& model : zoo::zoo_models()) {
+    Graph graph = load_test_model(model.name);
+    Session inputs_from(graph, SessionOptions{"cpu:0", true});
+    TensorMap inputs = inputs_from.random_inputs(7);
+    TensorMap want = sequential_outputs(graph, platform, inputs);
+    for (uint64_t seed : {1, 2}) {
+      ScheduleOptions options;
+      options.seed = seed;
+      Plan plan = random->schedule(graph, platform, *cost, options);
+      Executor executor(graph, plan, platform, cost);
+      std::string what = model.name + " random seed " + std::to_string(seed);
+      expect_same_outputs(executor.run(inputs), want, what);
+      expect_same_outputs(executor.run(inputs), want, what + " (second run)");
+    }
+  }
+}
+
+TEST_F(ExecutorTest, RandomPlansWithEmulatedDevicesMatchSequential) {
+  Platform platform = make_platform("cpu:0,emu:npu,emu:little", kPlatforms + "/phone-soc.json");
+  auto cost = open_cost_model(platform, db_path_, nullptr);
+  auto random = make_scheduler("random");
+  for (const std::string name : {"squeezenet1_0", "googlenet"}) {
+    Graph graph = load_test_model(name);
+    Session inputs_from(graph, SessionOptions{"cpu:0", true});
+    TensorMap inputs = inputs_from.random_inputs(3);
+    TensorMap want = sequential_outputs(graph, platform, inputs);
+    for (uint64_t seed : {11, 12}) {
+      ScheduleOptions options;
+      options.seed = seed;
+      Executor executor(graph, random->schedule(graph, platform, *cost, options), platform, cost);
+      EXPECT_TRUE(executor.summary().emulated);
+      expect_same_outputs(executor.run(inputs), want, name + " emulated seed " + std::to_string(seed));
+    }
+  }
+}
+
+TEST_F(ExecutorTest, CopiesIntoAnotherMemorySpaceKeepOutputs) {
+  // The DSA has its own memory: every value it reads or produces crosses a link.
+  Platform platform = make_platform("cpu:0,emu:dsa", kPlatforms + "/cpu-dsa.json");
+  auto cost = open_cost_model(platform, db_path_, nullptr);
+  Graph graph = load_test_model("squeezenet1_0");
+  Session inputs_from(graph, SessionOptions{"cpu:0", true});
+  TensorMap inputs = inputs_from.random_inputs(5);
+  TensorMap want = sequential_outputs(graph, platform, inputs);
+  std::vector<LaunchAssignment> launches;
+  int i = 0;
+  for (auto& unit : fusion_units(graph)) {
+    int device = (i++ % 2 == 1 && platform.devices[1].supports(graph.nodes[unit[0]])) ? 1 : 0;
+    launches.push_back({unit, device, 0, "alternate"});
+  }
+  Plan plan = build_plan(graph, platform, launches, "alternate");
+  ASSERT_GT(plan.n_copies(), 0);
+  Executor executor(graph, plan, platform, cost);
+  expect_same_outputs(executor.run(inputs), want, "squeezenet over cpu + dsa");
+}
+
+TEST_F(ExecutorTest, FailingStepCancelsTheRunAndTheNextRunSucceeds) {
+  std::string spec = two_cpu_spec();
+  if (spec.empty()) GTEST_SKIP() << "needs 2 usable cores";
+  Platform platform = make_platform(spec, "");
+  auto cost = open_cost_model(platform, db_path_, nullptr);
+  Graph graph = load_test_model("googlenet");
+  Plan plan = make_scheduler("round-robin")->schedule(graph, platform, *cost, {});
+  Executor executor(graph, plan, platform, cost);
+  Session inputs_from(graph, SessionOptions{"cpu:0", true});
+  TensorMap inputs = inputs_from.random_inputs(1);
+  TensorMap want = executor.run(inputs);
+  int n_steps = 0;
+  for (const Lane& lane : plan.lanes) n_steps += static_cast<int>(lane.steps.size());
+  for (int step : {0, n_steps / 3, n_steps - 1}) {
+    executor.inject_fault_for_testing(step);
+    try {
+      executor.run(inputs);
+      ADD_FAILURE() << "a fault at step " << step << " did not fail the run";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kRuntime);
+      EXPECT_NE(std::string(e.what()).find("injected fault at step " + std::to_string(step)), std::string::npos)
+          << e.what();
+    }
+    executor.inject_fault_for_testing(-1);
+    expect_same_outputs(executor.run(inputs), want, "after a fault at step " + std::to_string(step));
+  }
+}
+
+// Which input of a Concat the unit's result flows into (following first
+// consumers), or -1: googlenet's inception branches.
+int concat_branch(const Graph& graph, const std::vector<NodeId>& unit) {
+  ValueId v = graph.nodes[unit.back()].outputs[0];
+  for (int hop = 0; hop < 8; ++hop) {
+    if (graph.values[v].consumers.empty()) return -1;
+    const Node& next = graph.nodes[graph.values[v].consumers[0]];
+    if (next.op_type == "Concat") {
+      for (size_t i = 0; i < next.inputs.size(); ++i)
+        if (next.inputs[i] == v) return static_cast<int>(i);
+    }
+    v = next.outputs[0];
+  }
+  return -1;
+}
+
+TEST_F(ExecutorTest, TraceShowsTwoDevicesBusyAtOnce) {
+  std::string spec = two_cpu_spec();
+  if (spec.empty()) GTEST_SKIP() << "needs 2 usable cores";
+  // googlenet's inception blocks: the two 3x3 branches on the second device.
+  Graph graph = load_test_model("googlenet");
+  Platform platform = make_platform(spec, "");
+  std::vector<LaunchAssignment> launches;
+  for (auto& unit : fusion_units(graph)) {
+    int branch = concat_branch(graph, unit);
+    launches.push_back({unit, branch == 1 || branch == 2 ? 1 : 0, 0, "by branch"});
+  }
+  Plan plan = build_plan(graph, platform, launches, "by-branch");
+  std::string path = (fs::temp_directory_path() / ("hetsched-branch-" + std::to_string(::getpid()) + ".json")).string();
+  write_plan_file(plan, graph, path);
+  SessionOptions options;
+  options.devices = spec;
+  options.plan = path;
+  Session session(graph, options);
+  fs::remove(path);
+  ASSERT_NE(session.plan(), nullptr);
+  EXPECT_EQ(session.summary().n_lanes, 2);
+  TensorMap inputs = session.random_inputs(2);
+  double best_overlap = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    Trace trace;
+    session.run(inputs, &trace);
+    EXPECT_EQ(trace.kind, "measured");
+    ASSERT_EQ(trace.devices.size(), 2u);
+    double overlap = 0;
+    for (const auto& a : trace.events)
+      for (const auto& b : trace.events)
+        if (a.category == "launch" && b.category == "launch" && a.device == 0 && b.device == 1)
+          overlap += std::max(0.0, std::min(a.start_us + a.duration_us, b.start_us + b.duration_us) -
+                                       std::max(a.start_us, b.start_us));
+    best_overlap = std::max(best_overlap, overlap / trace.makespan_us);
+  }
+  EXPECT_GT(best_overlap, 0.1) << "launches on the two devices hardly overlapped";
+}
+
+TEST_F(ExecutorTest, RefusesAnInvalidPlan) {
+  Platform platform = make_platform("cpu:0", "");
+  Graph graph = load_test_model("squeezenet1_0");
+  std::vector<LaunchAssignment> launches;
+  for (auto& unit : fusion_units(graph)) launches.push_back({unit, 0, 0, "test"});
+  Plan plan = build_plan(graph, platform, launches, "sequential");
+  plan.lanes[0].steps.pop_back();  // the last node is never launched
+  try {
+    Executor executor(graph, plan, platform, nullptr);
+    ADD_FAILURE() << "an incomplete plan was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidFile) << e.what();
+  }
+}
+
+TEST_F(ExecutorTest, SessionRunsAPlanFile) {
+  std::string spec = two_cpu_spec();
+  if (spec.empty()) GTEST_SKIP() << "needs 2 usable cores";
+  Graph graph = load_test_model("resnet18");
+  Platform platform = make_platform(spec, "");
+  auto cost = open_cost_model(platform, db_path_, nullptr);
+  Plan plan = make_scheduler("round-robin")->schedule(graph, platform, *cost, {});
+  std::string path = (fs::temp_directory_path() / ("hetsched-plan-" + std::to_string(::getpid()) + ".json")).string();
+  write_plan_file(plan, graph, path);
+  SessionOptions options;
+  options.devices = spec;
+  options.plan = path;
+  Session session(graph, options);
+  fs::remove(path);
+  EXPECT_EQ(session.summary().scheduler, "round-robin");
+  Session sequential(graph, SessionOptions{"cpu:0", false});
+  TensorMap inputs = sequential.random_inputs(4);
+  expect_same_outputs(session.run(inputs), sequential.run(inputs), "resnet18 from a plan file");
+}
+
+}  // namespace
+}  // namespace hetsched

@@ -1,0 +1,91 @@
+// Pieces every CLI command shares: model-loading options and the platform
+// and cost model a command works against.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "hetsched/cost_model.h"
+#include "hetsched/platform.h"
+#include "hetsched/session.h"
+
+namespace hetsched::cli {
+
+// Options every command that loads a model shares.
+struct ModelOptions {
+  std::string model;
+  std::vector<std::string> shapes;
+  std::vector<std::string> params;
+  bool no_optimize = false;
+
+  std::string devices = "cpu";
+  std::string platform;  // a platform file (see docs/platforms.md)
+  bool reference = false;
+  // How to spread the graph (add_plan_options).
+  std::string scheduler = "sequential";
+  std::string plan;
+  std::string db;
+
+  void add_to(CLI::App* cmd) {
+    cmd->add_option("model", model, "model: an .onnx file or zoo:NAME (see `hetsched zoo`)")->required();
+    cmd->add_option("--devices", devices, "where to run: cpu, cpu:0-1, ... (see `hetsched devices`)")
+        ->capture_default_str();
+    cmd->add_option("--platform", platform, "a platform file describing devices to emulate or simulate (platforms/)");
+    cmd->add_flag("--reference", reference, "run with the plain C++ reference kernels (the ground truth)");
+    cmd->add_option("--shape", shapes, "fix a free input dim: NAME=1x3x224x224 (repeatable)");
+    cmd->add_option("--param", params, "zoo model parameter KEY=VALUE, e.g. layers=2 (repeatable)");
+    cmd->add_flag("--no-optimize", no_optimize, "skip load-time graph optimisations");
+  }
+
+  // --scheduler, --plan, --db: for commands that run or plan.
+  void add_plan_options(CLI::App* cmd) {
+    cmd->add_option("--scheduler", scheduler, "how to spread the graph over the devices (see `hetsched schedulers`)")
+        ->capture_default_str();
+    cmd->add_option("--plan", plan, "run this plan file (from `hetsched plan`) instead of scheduling");
+    cmd->add_option("--db", db, "profile database (default: the user's cache folder)");
+  }
+
+  LoadOptions load_options() const {
+    LoadOptions opts;
+    for (const auto& s : shapes) {
+      auto [name, shape] = parse_shape_override(s);
+      opts.input_shapes[name] = shape;
+    }
+    for (const auto& p : params) {
+      auto eq = p.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw Error(ErrorCode::kUsage, fmt::format("--param '{}': expected KEY=VALUE", p));
+      opts.zoo_params[p.substr(0, eq)] = p.substr(eq + 1);
+    }
+    opts.optimize = !no_optimize;
+    return opts;
+  }
+
+  SessionOptions session_options() const {
+    SessionOptions o;
+    // --platform alone means the file's devices only.
+    o.devices = !platform.empty() && devices == "cpu" ? "" : devices;
+    o.platform = platform;
+    o.reference = reference;
+    o.scheduler = scheduler;
+    o.plan = plan;
+    o.profile_db = db;
+    return o;
+  }
+};
+
+
+// The platform for --devices / --platform: with --platform and --devices
+// left at its default, the file's devices alone (see session_options()).
+Platform make_cli_platform(const ModelOptions& options);
+
+// Opens the profile database (--db, or the default) and returns the combined
+// cost model for `platform`, calibrating real devices' peaks first (stored in
+// the database). Warnings of the database go to stderr.
+std::shared_ptr<const CostModel> make_cli_cost_model(Platform& platform, const std::string& db_path);
+
+}  // namespace hetsched::cli
