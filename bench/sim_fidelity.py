@@ -7,7 +7,7 @@ Method
 2. Profile.  `hetsched profile MODEL` fills a fresh profile database (in the
    work directory) for each model: every fusion unit and every node on each
    device, timed in context, plus the devices' peaks and the hand-over fit
-   between the two devices.
+   between the two devices (5 warm-ups, --profile-repeats timed runs).
 3. Plans.  Per model: `sequential` on each device alone, `round-robin`, and
    `random` with several seeds (valid plans with many cross-device edges) —
    `hetsched plan ... -o FILE`, so the simulator and the executor get the
@@ -55,6 +55,7 @@ def main():
     ap.add_argument("--devices", default="cpu:0,cpu:1")
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--profile-repeats", type=int, default=30)
     ap.add_argument("-n", type=int, default=10)
     ap.add_argument("-w", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="two models, one random seed, 2 rounds")
@@ -73,7 +74,7 @@ def main():
     for model in args.models.split(","):
         db = os.path.join(work, model.replace(":", "_") + ".db")
         base = ["--devices", args.devices, "--db", db]
-        run([exe, "profile", model] + base)
+        run([exe, "profile", model, "-w", "5", "-r", str(args.profile_repeats)] + base)
         plans = {}
         variants = [(f"sequential {d}", ["--scheduler", "sequential", "--sched-param", f"device={d}"]) for d in devices]
         variants.append(("round-robin", ["--scheduler", "round-robin"]))

@@ -40,7 +40,8 @@ struct ProfileReport {
 // extra unit, timing every launch in context (warm-ups, then repeats;
 // median and spread), and stores what the database lacks (or everything
 // with `force`). Then fits each pair of real devices' hand-over cost
-// (latency + bytes / bandwidth from several sizes).
+// (latency + bytes / bandwidth from several sizes): the reader's wake-up
+// after the writer's signal plus reading the bytes from the writer's caches.
 ProfileReport profile_graph(const Graph& graph, const Platform& platform, ProfileDB& db,
                             const ProfileOptions& options);
 

@@ -9,6 +9,7 @@
 #include <exception>
 #include <future>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -84,6 +85,8 @@ struct Executor::Impl {
     bool emulated = false;
   };
   std::vector<LaneRuntime> lanes;
+  std::vector<int> lane_of_node;   // per node: the lane launching it
+  std::set<ValueId> keep_layout;   // values crossing CPU lanes in their producer's layout
 
   // Values crossing lanes or handled by reference kernels, plain, one per
   // memory space: store[value][space]. Graph inputs alias the caller's
@@ -108,12 +111,18 @@ struct Executor::Impl {
   void need(ValueId v, int space) {
     Tensor& t = stored(v, space);
     const Value& value = graph.values[v];
+    if (!t.defined() && keep_layout.count(v)) {
+      // Bytes in the producer's (maybe blocked, padded) layout.
+      size_t bytes = lanes[lane_of_node[value.producer]].program->export_desc(v).get_size();
+      t = Tensor(DType::kUInt8, {static_cast<int64_t>(bytes)});
+    }
     bool per_run = space == 0 && graph.is_graph_input(v);  // the caller's tensor
     if (!t.defined() && !value.is_constant() && !per_run) t = Tensor(value.dtype, value.shape);
   }
 
   void setup();
   void compile_lane(int l);
+  void compile_programs();
   void run_lane(int l, RunState& state, Clock::time_point start, RunTimeline* timeline, int first_global_step,
                 std::atomic<int>& overruns);
   void run_reference_launch(const PlanStep& step, int space);
@@ -141,7 +150,7 @@ void Executor::Impl::setup() {
   cpu.resize(devices.size());
   lanes.resize(plan.lanes.size());
 
-  std::vector<int> lane_of_node(graph.nodes.size(), -1);
+  lane_of_node.assign(graph.nodes.size(), -1);
   for (size_t l = 0; l < plan.lanes.size(); ++l)
     for (const PlanStep& step : plan.lanes[l].steps)
       if (step.kind == StepKind::kLaunch)
@@ -160,7 +169,20 @@ void Executor::Impl::setup() {
       rt.stream = std::make_unique<dnnl::stream>(*rt.engine);
     });
   }
-  for (size_t l = 0; l < plan.lanes.size(); ++l) compile_lane(static_cast<int>(l));
+  // Float values crossing between CPU lanes only keep their producer's layout.
+  for (ValueId v = 0; v < static_cast<ValueId>(graph.values.size()); ++v) {
+    NodeId producer = graph.values[v].producer;
+    if (producer == kNoNode || graph.is_graph_output(v) || graph.values[v].dtype != DType::kFloat32) continue;
+    int from = lane_of_node[producer];
+    bool cpu_only = !devices[plan.lanes[from].device]->is_emulated(), crosses = false;
+    for (NodeId c : graph.values[v].consumers) {
+      int to = lane_of_node[c];
+      crosses = crosses || to != from;
+      cpu_only = cpu_only && !devices[plan.lanes[to].device]->is_emulated();
+    }
+    if (crosses && cpu_only) keep_layout.insert(v);
+  }
+  compile_programs();
 
   // Store entries: what crosses lanes (a reader or writer on another lane,
   // a copy, a graph output) and everything reference lanes touch.
@@ -249,8 +271,38 @@ void Executor::Impl::compile_lane(int l) {
       rt.program_launch[s] = static_cast<int>(scope.launches.size());
       scope.launches.push_back(lane.steps[s].nodes);
     }
+  scope.keep_layout = keep_layout;
+  scope.import_layout = [this](ValueId v) -> std::optional<dnnl::memory::desc> {
+    if (!keep_layout.count(v)) return std::nullopt;
+    return lanes[lane_of_node[graph.values[v].producer]].program->export_desc(v);
+  };
   CpuRuntime& dev = cpu[lane.device];
-  dev.device->run([&] { rt.program = cpu::Program::compile(graph, *dev.engine, &scope); });
+  dev.device->run([&] { rt.program = cpu::Program::start(graph, *dev.engine, std::move(scope)); });
+}
+
+// CPU programs exchange values in their producers' layouts, so each launch
+// is compiled after the launches it reads from: in the order a sequential
+// walk of the plan would run them (the plan is deadlock-free).
+void Executor::Impl::compile_programs() {
+  for (size_t l = 0; l < plan.lanes.size(); ++l) compile_lane(static_cast<int>(l));
+  std::vector<size_t> next(plan.lanes.size(), 0);
+  std::vector<char> recorded(plan.n_events, 0);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t l = 0; l < plan.lanes.size(); ++l) {
+      const Lane& lane = plan.lanes[l];
+      LaneRuntime& rt = lanes[l];
+      for (; next[l] < lane.steps.size(); ++next[l], progress = true) {
+        const PlanStep& step = lane.steps[next[l]];
+        if (step.kind == StepKind::kWait && !recorded[step.event]) break;
+        if (step.kind == StepKind::kRecord) recorded[step.event] = 1;
+        if (step.kind == StepKind::kLaunch && rt.program)
+          cpu[lane.device].device->run([&] { rt.program->compile_launch(rt.program_launch[next[l]]); });
+      }
+    }
+  }
+  for (size_t l = 0; l < plan.lanes.size(); ++l)
+    if (lanes[l].program) cpu[plan.lanes[l].device].device->run([&] { lanes[l].program->finish(); });
 }
 
 void Executor::Impl::run_reference_launch(const PlanStep& step, int space) {

@@ -7,8 +7,11 @@
 //     runs reference kernels on its own thread and holds each launch until
 //     its modeled duration (cost model) has passed.
 //   - Values read by one lane only stay in that lane's arena (in whatever
-//     layout its kernels like); values crossing lanes are held, in plain
-//     layout, in a per-run store, one copy per memory space (MemoryPlan).
+//     layout its kernels like); values crossing lanes are held in a per-run
+//     store, one copy per memory space (MemoryPlan): float values passing
+//     between CPU lanes only in the layout their producer wrote (the
+//     programs are compiled launch by launch so that readers know it),
+//     everything else plain.
 //   - Wait blocks on a condition variable (no busy-waiting); Record wakes
 //     the waiters.
 //   - The first failing step cancels the run: every worker stops at its next

@@ -135,8 +135,8 @@ class Simulation {
     work.demand = cost_.demand(graph_, step.nodes, device, estimate.us);
 
     // Values produced on another lane of this memory space arrive without a
-    // Copy, in plain layout: the reader pays the hand-over (re-layout) once
-    // per value it reads.
+    // Copy: the reader pays the hand-over (its wake-up, the bytes pulled
+    // from the other device's caches) once per value it reads.
     std::vector<ValueId> handed_over;
     for (NodeId id : step.nodes)
       for (ValueId v : graph_.nodes[id].inputs) {

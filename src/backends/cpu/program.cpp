@@ -311,6 +311,19 @@ bool Program::is_export(ValueId value) const {
 }
 
 std::unique_ptr<Program> Program::compile(const Graph& graph, const dnnl::engine& engine, const ProgramScope* scope) {
+  ProgramScope whole;
+  if (!scope) {
+    whole.launches.emplace_back();
+    for (NodeId n = 0; n < static_cast<NodeId>(graph.nodes.size()); ++n) whole.launches[0].push_back(n);
+    scope = &whole;
+  }
+  std::unique_ptr<Program> program = start(graph, engine, *scope);
+  for (int k = 0; k < static_cast<int>(scope->launches.size()); ++k) program->compile_launch(k);
+  program->finish();
+  return program;
+}
+
+std::unique_ptr<Program> Program::start(const Graph& graph, const dnnl::engine& engine, ProgramScope scope) {
   for (const Value& v : graph.values)
     if (!v.is_constant() && !v.shape_is_static())
       throw Error(ErrorCode::kUnsupported,
@@ -319,41 +332,25 @@ std::unique_ptr<Program> Program::compile(const Graph& graph, const dnnl::engine
                               v.name, v.has_shape ? shape_to_string(v.shape) : "of unknown rank"));
   std::unique_ptr<Program> program(new Program(graph, engine));
   Program& p = *program;
+  p.scope_ = std::move(scope);
   p.value_buffers_.assign(graph.values.size(), {});
   p.compiled_.assign(graph.nodes.size(), false);
-  ProgramScope whole;
-  if (!scope) {
-    whole.launches.emplace_back();
-    for (NodeId n = 0; n < static_cast<NodeId>(graph.nodes.size()); ++n) whole.launches[0].push_back(n);
-    scope = &whole;
-  }
   p.launch_of_.assign(graph.nodes.size(), -1);
-  for (size_t k = 0; k < scope->launches.size(); ++k)
-    for (NodeId n : scope->launches[k]) {
+  for (size_t k = 0; k < p.scope_.launches.size(); ++k)
+    for (NodeId n : p.scope_.launches[k]) {
       if (n < 0 || n >= static_cast<NodeId>(graph.nodes.size()) || p.launch_of_[n] >= 0)
         throw Error(ErrorCode::kRuntime, fmt::format("cpu program: node {} is outside the graph or in two launches", n));
       p.launch_of_[n] = static_cast<int>(k);
       ++p.stats_.n_nodes;
     }
-
-  // Pass 1: external inputs (graph inputs and values produced outside the
-  // scope) are read in place; exports are what outside readers need.
-  for (const auto& launch : scope->launches)
+  // External inputs (graph inputs and values produced outside the scope) are
+  // read in place; exports are what outside readers need.
+  for (const auto& launch : p.scope_.launches)
     for (NodeId n : launch) {
       for (ValueId id : graph.nodes[n].inputs) {
-        if (id == kNoValue || graph.values[id].is_constant() || !p.value_buffers_[id].empty()) continue;
+        if (id == kNoValue || graph.values[id].is_constant() || p.is_external_input(id)) continue;
         NodeId producer = graph.values[id].producer;
-        if (producer != kNoNode && p.launch_of_[producer] >= 0) continue;
-        const Value& v = graph.values[id];
-        Buffer b;
-        b.value = id;
-        b.dtype = v.dtype;
-        b.shape = v.shape;
-        b.kind = BufferKind::kGraphInput;
-        b.size = static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype);
-        p.buffers_.push_back(std::move(b));
-        p.value_buffers_[id].push_back(static_cast<BufferId>(p.buffers_.size() - 1));
-        p.external_inputs_.push_back(id);
+        if (producer == kNoNode || p.launch_of_[producer] < 0) p.external_inputs_.push_back(id);
       }
       for (ValueId id : graph.nodes[n].outputs) {
         if (id == kNoValue) continue;
@@ -362,21 +359,35 @@ std::unique_ptr<Program> Program::compile(const Graph& graph, const dnnl::engine
         if (read_outside) p.exports_.push_back(id);
       }
     }
-
-  // Pass 2: each launch's nodes through their lowerings (or reference
-  // kernels), then its exports out in plain layout.
-  for (const auto& launch : scope->launches) {
-    p.compile_launch(launch);
-    for (NodeId n : launch)
-      for (ValueId id : graph.nodes[n].outputs)
-        if (id != kNoValue && p.is_export(id)) p.export_value(id);
-    p.launch_steps_.push_back(static_cast<int>(p.steps_.size()));
-  }
-  p.finish();
   return program;
 }
 
-void Program::compile_launch(const std::vector<NodeId>& nodes) {
+void Program::add_external_input(ValueId id) {
+  const Value& v = graph_.values[id];
+  Buffer b;
+  b.value = id;
+  b.dtype = v.dtype;
+  b.shape = v.shape;
+  b.kind = BufferKind::kGraphInput;
+  if (scope_.import_layout) b.layout = normalize(v.dtype, v.shape, scope_.import_layout(id));
+  b.size = b.layout ? b.layout->get_size() : static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype);
+  buffers_.push_back(std::move(b));
+  value_buffers_[id].push_back(static_cast<BufferId>(buffers_.size() - 1));
+}
+
+void Program::compile_launch(int k) {
+  const auto& nodes = scope_.launches.at(k);
+  for (NodeId n : nodes)
+    for (ValueId id : graph_.nodes[n].inputs)
+      if (id != kNoValue && value_buffers_[id].empty() && is_external_input(id)) add_external_input(id);
+  compile_nodes(nodes);
+  for (NodeId n : nodes)
+    for (ValueId id : graph_.nodes[n].outputs)
+      if (id != kNoValue && is_export(id)) export_value(id);
+  launch_steps_.push_back(static_cast<int>(steps_.size()));
+}
+
+void Program::compile_nodes(const std::vector<NodeId>& nodes) {
   for (NodeId n : nodes) {
     if (compiled_[n]) continue;  // absorbed by an earlier node
     const Node& node = graph_.nodes[n];
@@ -403,10 +414,12 @@ void Program::compile_launch(const std::vector<NodeId>& nodes) {
 
 void Program::export_value(ValueId id) {
   Lowering exporter(*this, kNoNode);
-  BufferId b = exporter.value_in(id);
+  std::optional<dnnl::memory::desc> layout;
+  if (scope_.keep_layout.count(id)) layout = buffers_[value_buffers_[id].front()].layout;
+  BufferId b = exporter.value_in(id, layout);
   if (buffers_[b].kind == BufferKind::kView || buffers_[b].kind == BufferKind::kGraphOutput) {
     // The bytes belong to another value (or export): copy them out.
-    BufferId copy = exporter.output(id);
+    BufferId copy = exporter.output(id, layout);
     exporter.copy(b, copy);
     b = copy;
   }
@@ -460,6 +473,13 @@ void Program::finish() {
     if (steps_[s].primitive)
       for (const auto& [arg, id] : steps_[s].args) step_args_[s][arg] = memories_[id];
   stats_.n_steps = static_cast<int>(steps_.size());
+}
+
+dnnl::memory::desc Program::export_desc(ValueId value) const {
+  for (const Buffer& b : buffers_)
+    if (b.value == value && b.kind == BufferKind::kGraphOutput) return buffer_desc(b);
+  throw Error(ErrorCode::kRuntime,
+              fmt::format("cpu program: '{}' is not exported (yet)", graph_.values[value].name));
 }
 
 void Program::bind(const std::vector<std::pair<ValueId, void*>>& memory) {

@@ -32,6 +32,7 @@
 #include <memory>
 #include <unordered_map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -91,12 +92,29 @@ struct ProgramStats {
 // fused as fusion_group() allows, as one launch.
 struct ProgramScope {
   std::vector<std::vector<NodeId>> launches;
+  // Exports that stay in the layout their producer wrote (their readers are
+  // CPU programs importing that layout: no reorder on either side); the
+  // others are exported plain.
+  std::set<ValueId> keep_layout;
+  // The layout an external input arrives in (nullopt: plain). Asked when the
+  // input is first read, so an exporting program may be compiled up to that
+  // point first (see compile_launch()).
+  std::function<std::optional<dnnl::memory::desc>(ValueId)> import_layout;
 };
 
 class Program {
  public:
   static std::unique_ptr<Program> compile(const Graph& graph, const dnnl::engine& engine,
                                           const ProgramScope* scope = nullptr);
+  // The same in three stages, so that several programs exchanging values in
+  // blocked layouts can be compiled launch by launch in an order where each
+  // exporter's launch comes before its importers': start(), compile_launch()
+  // for k = 0, 1, ... in order, then finish().
+  static std::unique_ptr<Program> start(const Graph& graph, const dnnl::engine& engine, ProgramScope scope);
+  void compile_launch(int k);
+  void finish();
+  // Layout and size of an export, once its launch is compiled.
+  dnnl::memory::desc export_desc(ValueId value) const;
   // Whole-graph convenience: binds the graph inputs (by name) and fresh
   // output tensors, runs every launch, returns the outputs by name.
   TensorMap run(const TensorMap& inputs, dnnl::stream& stream);
@@ -117,8 +135,8 @@ class Program {
  private:
   friend class Lowering;
   Program(const Graph& graph, const dnnl::engine& engine) : graph_(graph), engine_(engine) {}
-  void finish();  // memory plan, memory objects, argument maps
-  void compile_launch(const std::vector<NodeId>& nodes);
+  void compile_nodes(const std::vector<NodeId>& nodes);
+  void add_external_input(ValueId value);
   void export_value(ValueId value);
   bool is_external_input(ValueId value) const;
   bool is_export(ValueId value) const;
@@ -133,6 +151,7 @@ class Program {
   std::vector<bool> compiled_;                         // per node
   std::vector<int> launch_of_;                         // per node: its launch, -1 outside the scope
   std::vector<ValueId> external_inputs_, exports_;
+  ProgramScope scope_;
   std::vector<int> launch_steps_ = {0};                // launch k: steps [launch_steps_[k], launch_steps_[k+1])
   std::vector<void*> pointers_;                        // per buffer, current data pointer
   std::vector<dnnl::memory> memories_;                 // per buffer (empty for types oneDNN lacks)
