@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test bench clean
+.PHONY: all deps build demo test bench bench-fidelity clean
 
 all: build
 
@@ -27,6 +27,11 @@ test: build
 # hetsched against PyTorch on CPU (minutes; see bench/README.md).
 bench: build
 	/usr/bin/python3 bench/cpu_vs_pytorch.py --hetsched $(BUILD_DIR)/hetsched
+
+# The simulator's predictions against measured runs of the same plans on
+# cpu:0,cpu:1 (minutes; see bench/README.md).
+bench-fidelity: build
+	/usr/bin/python3 bench/sim_fidelity.py --hetsched $(BUILD_DIR)/hetsched
 
 clean:
 	rm -rf $(BUILD_DIR)
