@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "hetsched/graph.h"
 #include "hetsched/plan.h"
@@ -43,6 +44,10 @@ std::string model_to_onnx_bytes(const std::string& model, const LoadOptions& opt
 std::pair<std::string, Shape> parse_shape_override(const std::string& text);
 
 struct SessionOptions {
+  SessionOptions() = default;
+  explicit SessionOptions(std::string devices_spec, bool reference_kernels = false)
+      : devices(std::move(devices_spec)), reference(reference_kernels) {}
+
   // Where to run (see device.h, platform.h): CPU core groups and emulated
   // devices of the platform file.
   std::string devices = "cpu";
