@@ -70,17 +70,6 @@ void parallel_copy(char* dst, const char* src, size_t bytes) {
   }
 }
 
-void parallel_fill(char* dst, size_t bytes, int value) {
-#pragma omp parallel
-  {
-    size_t n = static_cast<size_t>(omp_get_num_threads());
-    size_t t = static_cast<size_t>(omp_get_thread_num());
-    size_t chunk = (bytes / n + 63) / 64 * 64;
-    size_t begin = std::min(bytes, t * chunk);
-    size_t end = std::min(bytes, begin + chunk);
-    if (end > begin) std::memset(dst + begin, value, end - begin);
-  }
-}
 
 struct FreeDeleter {
   void operator()(char* p) const { std::free(p); }
@@ -272,6 +261,18 @@ void calibrate_platform(Platform& platform, ProfileDB& db) {
       if (signed_all) db.put_peaks(key, *stored);
     }
     resource->bandwidth_gbps = stored->bandwidth_gbps;
+  }
+}
+
+void parallel_fill(char* dst, size_t bytes, int value) {
+#pragma omp parallel
+  {
+    size_t n = static_cast<size_t>(omp_get_num_threads());
+    size_t t = static_cast<size_t>(omp_get_thread_num());
+    size_t chunk = (bytes / n + 63) / 64 * 64;
+    size_t begin = std::min(bytes, t * chunk);
+    size_t end = std::min(bytes, begin + chunk);
+    if (end > begin) std::memset(dst + begin, value, end - begin);
   }
 }
 

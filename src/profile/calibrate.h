@@ -1,6 +1,8 @@
 // Micro-benchmarks that give real devices their roofline parameters.
 #pragma once
 
+#include <cstddef>
+
 #include "hetsched/platform.h"
 #include "profile/profile_db.h"
 
@@ -13,5 +15,9 @@ namespace hetsched {
 // file's parameters. Shared resources of real devices (the host DRAM) get
 // their bandwidth measured with every device copying at once.
 void calibrate_platform(Platform& platform, ProfileDB& db);
+
+// memset with the calling thread's OpenMP team (a device's cores, when run
+// on its worker): what the micro-benchmarks use to write large buffers.
+void parallel_fill(char* dst, size_t bytes, int value);
 
 }  // namespace hetsched

@@ -19,6 +19,7 @@
 
 #include "backends/cpu/cpu_device.h"
 #include "plan/plan_builder.h"
+#include "profile/calibrate.h"
 #include "runtime/executor.h"
 
 namespace hetsched {
@@ -264,17 +265,6 @@ struct FreeDeleter {
   void operator()(char* p) const { std::free(p); }
 };
 
-void parallel_fill(char* dst, size_t bytes, int value) {
-#pragma omp parallel
-  {
-    size_t n = static_cast<size_t>(omp_get_num_threads());
-    size_t t = static_cast<size_t>(omp_get_thread_num());
-    size_t chunk = (bytes / n + 63) / 64 * 64;
-    size_t begin = std::min(bytes, t * chunk);
-    size_t end = std::min(bytes, begin + chunk);
-    if (end > begin) std::memset(dst + begin, value, end - begin);
-  }
-}
 
 constexpr int kLinkSizes = 6;  // 16 KiB .. 16 MiB, x4
 constexpr int kLinkRepeats = 9;

@@ -6,6 +6,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "cli_test_util.h"
 #include <nlohmann/json.hpp>
 
 #include "hetsched/tensor_io.h"
@@ -17,22 +19,8 @@ namespace {
 using ::testing::HasSubstr;
 using namespace hetsched::testing;
 
-struct CliResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-CliResult run_cli(const std::string& args) {
-  std::string cmd = std::string(HETSCHED_CLI) + " " + args + " 2>&1";
-  CliResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf;
-  while (fgets(buf.data(), static_cast<int>(buf.size()), pipe)) r.output += buf.data();
-  int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using hetsched::testing::CliResult;
+using hetsched::testing::run_cli;
 
 // The one error line the CLI prints for a failure.
 std::string error_line(const CliResult& r) {

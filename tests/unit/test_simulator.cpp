@@ -14,6 +14,8 @@
 #include <gmock/gmock.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include "cli_test_util.h"
 #include <nlohmann/json.hpp>
 
 #include "hetsched/cost_model.h"
@@ -488,22 +490,8 @@ TEST(Simulator, LargePlansAreFast) {
 
 // ---------------------------------------------------------------- CLI
 
-struct CliResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-CliResult run_cli(const std::string& args) {
-  std::string cmd = std::string(HETSCHED_CLI) + " " + args + " 2>&1";
-  CliResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf;
-  while (fgets(buf.data(), static_cast<int>(buf.size()), pipe)) r.output += buf.data();
-  int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using hetsched::testing::CliResult;
+using hetsched::testing::run_cli;
 
 // Two emulated devices on one DRAM: nothing to calibrate, so the CLI's cost
 // model is the roofline of these numbers.
