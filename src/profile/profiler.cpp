@@ -5,6 +5,8 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
+#include <future>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -296,7 +298,8 @@ LinkFit fit_link(const std::vector<std::pair<double, double>>& points) {
 // `from` just wrote (values cross CPU lanes in their producer's layout, so
 // there is no reorder): the reader's wake-up after the writer's signal, plus
 // reading the bytes out of the other core's caches instead of its own.
-// Measured per size as wake-up + (remote read - local read).
+// Measured per size as wake-up + (remote read - local read), the reader
+// spinning on its core as an executor lane does on a Wait.
 LinkFit measure_handover(const PlatformDevice& from, const PlatformDevice& to) {
   CpuDevice producer(DeviceSpec{DeviceKind::kCpu, from.cores, ""});
   CpuDevice consumer(DeviceSpec{DeviceKind::kCpu, to.cores, ""});
@@ -320,14 +323,19 @@ LinkFit measure_handover(const PlatformDevice& from, const PlatformDevice& to) {
         parallel_fill(buffer.get(), bytes, r & 1);
         local_us = read();
       });
+      // The reader waits as an executor lane does: spinning on its own core.
+      std::atomic<int64_t> signalled_ns{0};
+      std::future<void> reader = consumer.submit([&] {
+        while (signalled_ns.load() == 0) {
+        }
+        wake_us = static_cast<double>(Clock::now().time_since_epoch().count() - signalled_ns.load()) / 1e3;
+        remote_us = read();
+      });
       producer.run([&] {
         parallel_fill(buffer.get(), bytes, (r + 1) & 1);
-        auto signalled = Clock::now();
-        consumer.run([&] {
-          wake_us = seconds_since(signalled) * 1e6;
-          remote_us = read();
-        });
+        signalled_ns = Clock::now().time_since_epoch().count();
       });
+      reader.get();
       if (r > 0) handover_us.push_back(wake_us + std::max(0.0, remote_us - local_us));
     }
     std::sort(handover_us.begin(), handover_us.end());

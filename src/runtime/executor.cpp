@@ -25,6 +25,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How long a CPU lane spins on a Wait before it sleeps on the condition
+// variable: covers the waits of a plan's ordinary hand-overs (a few kernels
+// long), not a wait on a slow emulated device.
+constexpr auto kSpinBeforeSleep = std::chrono::milliseconds(5);
+
 double us_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
 }
@@ -37,12 +42,30 @@ struct RunState {
   std::vector<char> recorded;
   bool cancelled = false;
   std::exception_ptr error;
+  // Mirrors of `recorded` and `cancelled`, read without the mutex while a
+  // CPU lane spins briefly before sleeping (see kSpinBeforeSleep).
+  std::unique_ptr<std::atomic<bool>[]> recorded_flag;
+  std::atomic<bool> cancelled_flag{false};
+
+  explicit RunState(int n_events) : recorded(n_events, 0), recorded_flag(new std::atomic<bool>[n_events]) {
+    for (int e = 0; e < n_events; ++e) recorded_flag[e] = false;
+  }
+
+  void record(int event) {
+    {
+      std::lock_guard lock(mutex);
+      recorded[event] = 1;
+      recorded_flag[event] = true;
+    }
+    changed.notify_all();
+  }
 
   void fail(std::exception_ptr e) {
     {
       std::lock_guard lock(mutex);
       if (!error) error = e;
       cancelled = true;
+      cancelled_flag = true;
     }
     changed.notify_all();
   }
@@ -350,6 +373,14 @@ void Executor::Impl::run_lane(int l, RunState& state, Clock::time_point start, R
     for (size_t s = 0; s < lane.steps.size(); ++s) {
       const PlanStep& step = lane.steps[s];
       auto step_start = Clock::now();
+      if (step.kind == StepKind::kWait && !rt.emulated) {
+        // A CPU lane owns its cores: spinning a little there steals from no
+        // kernel, and a vCPU that never idles keeps its caches and needs no
+        // wake-up from the hypervisor.
+        auto until = step_start + kSpinBeforeSleep;
+        while (!state.recorded_flag[step.event] && !state.cancelled_flag && Clock::now() < until) {
+        }
+      }
       {
         std::unique_lock lock(state.mutex);
         if (step.kind == StepKind::kWait)
@@ -374,14 +405,9 @@ void Executor::Impl::run_lane(int l, RunState& state, Clock::time_point start, R
           std::this_thread::sleep_until(step_start + std::chrono::nanoseconds(static_cast<int64_t>(us * 1e3)));
           break;
         }
-        case StepKind::kRecord: {
-          {
-            std::lock_guard lock(state.mutex);
-            state.recorded[step.event] = 1;
-          }
-          state.changed.notify_all();
+        case StepKind::kRecord:
+          state.record(step.event);
           break;
-        }
         case StepKind::kWait: break;
       }
       if (rt.emulated && rt.modeled_us[s] > 0) {
@@ -458,8 +484,7 @@ TensorMap Executor::run(const TensorMap& inputs, RunTimeline* timeline) {
       if (graph.is_graph_output(v)) lane_memory[l].emplace_back(v, m.stored(v, 0).raw());
   }
 
-  RunState state;
-  state.recorded.assign(m.plan.n_events, 0);
+  RunState state(m.plan.n_events);
   if (timeline) *timeline = RunTimeline{};
   std::atomic<int> overruns{0};
   auto start = Clock::now();

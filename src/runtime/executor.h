@@ -12,8 +12,11 @@
 //     between CPU lanes only in the layout their producer wrote (the
 //     programs are compiled launch by launch so that readers know it),
 //     everything else plain.
-//   - Wait blocks on a condition variable (no busy-waiting); Record wakes
-//     the waiters.
+//   - Wait: a CPU lane spins for at most a few milliseconds on its own cores
+//     (no other kernel can run there meanwhile: devices never share cores),
+//     then sleeps on a condition variable; emulated lanes sleep at once.
+//     Record wakes the sleepers. Spinning matters on VMs: an idle vCPU is
+//     descheduled, and the next kernel on it starts slower and later.
 //   - The first failing step cancels the run: every worker stops at its next
 //     step or wait, all are joined, and run() throws that step's error. The
 //     executor stays usable for the next run.
