@@ -145,6 +145,7 @@ struct ExplainCommand {
   std::string plan_path;
   ModelOptions model;  // model left empty: the plan's own
   std::string devices;
+  std::string db;
 
   CLI::App* add_to(CLI::App& app) {
     auto* cmd = app.add_subcommand("explain", "show what a plan runs where, and why");
@@ -156,6 +157,7 @@ struct ExplainCommand {
     cmd->add_option("--shape", model.shapes, "fix a free input dim: NAME=1x3x224x224, as given to `plan` (repeatable)");
     cmd->add_option("--param", model.params, "zoo model parameter KEY=VALUE, as given to `plan` (repeatable)");
     cmd->add_flag("--no-optimize", model.no_optimize, "the model was planned without load-time optimisations");
+    cmd->add_option("--db", db, "profile database for the cost estimates (default: the per-user cache)");
     return cmd;
   }
 
@@ -196,10 +198,11 @@ struct ExplainCommand {
                                                  plan_path, spec));
     Platform platform = make_platform(spec, model.platform);
     validate_plan(plan, graph, platform);
+    auto cost = cli::make_cli_cost_model(platform, db);
 
     print_overview(plan, graph, model_name);
     print_devices(plan, graph);
-    print_lanes(plan, graph);
+    print_lanes(plan, graph, platform, *cost);
     print_nodes(plan, graph);
     print_memory(plan, graph, platform);
     if (!plan.notes.empty()) {
@@ -277,7 +280,13 @@ struct ExplainCommand {
     return out;
   }
 
-  static void print_lanes(const Plan& plan, const Graph& graph) {
+  // "1.234 ms measured": the cost model's estimate and where it came from.
+  static std::string estimate_text(const Estimate& e) {
+    return fmt::format("{:.3f} ms {}", e.us / 1e3, cost_source_name(e.source));
+  }
+
+  static void print_lanes(const Plan& plan, const Graph& graph, const Platform& platform, const CostModel& cost) {
+    std::map<std::string, int> sources;  // estimates by source
     std::map<int, std::pair<int, int>> recorded_at;  // event -> (lane, step)
     for (size_t l = 0; l < plan.lanes.size(); ++l)
       for (size_t s = 0; s < plan.lanes[l].steps.size(); ++s)
@@ -286,19 +295,31 @@ struct ExplainCommand {
     for (size_t l = 0; l < plan.lanes.size(); ++l) {
       const Lane& lane = plan.lanes[l];
       fmt::print("\nlane {}: {} stream {}, {} steps\n", l, plan.devices[lane.device], lane.stream, lane.steps.size());
-      std::vector<std::vector<std::string>> rows = {{"step", "kind", "what", "detail"}};
+      const PlatformDevice& device = platform.devices[platform.find_device(plan.devices[lane.device])];
+      std::vector<std::vector<std::string>> rows = {{"step", "kind", "what", "estimate", "detail"}};
       for (size_t s = 0; s < lane.steps.size(); ++s) {
         const PlanStep& step = lane.steps[s];
-        std::string what, detail;
+        std::string what, estimate, detail;
         switch (step.kind) {
-          case StepKind::kLaunch:
+          case StepKind::kLaunch: {
             what = launch_ops(step, graph);
+            Estimate e = cost.launch(graph, step.nodes, device);
+            estimate = estimate_text(e);
+            ++sources[cost_source_name(e.source)];
             detail = launch_names(step, graph);
             break;
-          case StepKind::kCopy:
+          }
+          case StepKind::kCopy: {
             what = fmt::format("'{}' {}->{}", graph.values[step.value].name, step.from_space, step.to_space);
+            const Link* link = platform.link(step.from_space, step.to_space);
+            if (link) {
+              double bytes = value_bytes(graph.values[step.value]);
+              estimate = fmt::format("{:.3f} ms link", (link->latency_us + bytes / (link->bandwidth_gbps * 1e3)) / 1e3);
+              ++sources["link"];
+            }
             detail = format_bytes(value_bytes(graph.values[step.value]));
             break;
+          }
           case StepKind::kRecord: what = fmt::format("e{}", step.event); break;
           case StepKind::kWait: {
             what = fmt::format("e{}", step.event);
@@ -307,10 +328,13 @@ struct ExplainCommand {
             break;
           }
         }
-        rows.push_back({std::to_string(s), step_kind_name(step.kind), what, detail});
+        rows.push_back({std::to_string(s), step_kind_name(step.kind), what, estimate, detail});
       }
-      print_table(rows, {true, false, false, false});
+      print_table(rows, {true, false, false, true, false});
     }
+    std::vector<std::string> counts;
+    for (const auto& [source, n] : sources) counts.push_back(fmt::format("{} {}", source, n));
+    fmt::print("\nestimates by source: {}\n", fmt::join(counts, ", "));
   }
 
   static void print_nodes(const Plan& plan, const Graph& graph) {
