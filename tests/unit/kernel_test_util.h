@@ -1,6 +1,7 @@
 // Runs one reference kernel on given tensors, for kernel unit tests.
 #pragma once
 
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -11,6 +12,17 @@
 #include "kernels/kernel.h"
 
 namespace hetsched::testing {
+
+// Largest |a - b| relative to the largest |b| (and at least 1e-30).
+inline double relative_error(const Tensor& a, const Tensor& b) {
+  auto x = a.to_double_vector(), y = b.to_double_vector();
+  double diff = 0, scale = 1e-30;
+  for (size_t i = 0; i < x.size(); ++i) {
+    diff = std::max(diff, std::fabs(x[i] - y[i]));
+    scale = std::max(scale, std::fabs(y[i]));
+  }
+  return diff / scale;
+}
 
 inline Attribute attr_int(int64_t v) {
   Attribute a;

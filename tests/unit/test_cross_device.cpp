@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "hetsched/session.h"
+#include "kernel_test_util.h"
 #include "onnx_model_util.h"
 
 namespace hetsched {
@@ -18,16 +19,6 @@ using namespace hetsched::testing;
 // Device specs to check against the reference kernels.
 const std::vector<std::string> kDevices = {"cpu:0", "cpu"};
 
-// Largest |a - b| relative to the largest |b| (and at least 1e-30).
-double relative_error(const Tensor& a, const Tensor& b) {
-  auto x = a.to_double_vector(), y = b.to_double_vector();
-  double diff = 0, scale = 1e-30;
-  for (size_t i = 0; i < x.size(); ++i) {
-    diff = std::max(diff, std::fabs(x[i] - y[i]));
-    scale = std::max(scale, std::fabs(y[i]));
-  }
-  return diff / scale;
-}
 
 // Runs `graph` on `devices` and on the reference kernels with the same
 // inputs; every output must agree within `tolerance` (relative to its

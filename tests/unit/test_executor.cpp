@@ -12,24 +12,16 @@
 #include "hetsched/zoo.h"
 #include "plan/plan_builder.h"
 #include "runtime/executor.h"
+#include "kernel_test_util.h"
 
 namespace hetsched {
 namespace {
 
 namespace fs = std::filesystem;
+using hetsched::testing::relative_error;
 
 const std::string kPlatforms = std::string(HETSCHED_SOURCE_DIR) + "/platforms";
 
-// Largest |a - b| relative to the largest |b|.
-double relative_error(const Tensor& a, const Tensor& b) {
-  auto x = a.to_double_vector(), y = b.to_double_vector();
-  double diff = 0, scale = 1e-30;
-  for (size_t i = 0; i < x.size(); ++i) {
-    diff = std::max(diff, std::fabs(x[i] - y[i]));
-    scale = std::max(scale, std::fabs(y[i]));
-  }
-  return diff / scale;
-}
 
 void expect_same_outputs(const TensorMap& got, const TensorMap& want, const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
