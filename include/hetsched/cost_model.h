@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,15 @@ class CostModel {
   // nodes' FLOPs and bytes against the device's peaks.
   ResourceDemand demand(const Graph& graph, const std::vector<NodeId>& nodes, const PlatformDevice& device,
                         double us) const;
+  // How long `nodes` take as one launch on `device` while the other devices
+  // naming its SharedResource are busy too (the profiler's co-run pass:
+  // every such device running the graph at once). The simulator slows a
+  // launch that overlaps another device's by this over launch(), at least,
+  // where the fluid model from demand() predicts less. nullopt when not
+  // measured (the default; the combined model reads the ProfileDB's
+  // op_signature + "|corun" entry for the device).
+  virtual std::optional<double> corun_us(const Graph& graph, const std::vector<NodeId>& nodes,
+                                         const PlatformDevice& device) const;
 };
 
 // Roofline only: needs every device's peaks (see calibrate.h for real ones).

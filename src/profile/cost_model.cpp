@@ -133,6 +133,16 @@ class CombinedCostModel : public RooflineCostModel {
     return roofline_launch(graph, nodes, device);
   }
 
+  // Only a whole launch's co-run time is used: its parts were timed next to
+  // other parts, so summing them says nothing about this launch's overlap.
+  std::optional<double> corun_us(const Graph& graph, const std::vector<NodeId>& nodes,
+                                 const PlatformDevice& device) const override {
+    if (nodes.empty() || !device_supports_all(graph, nodes, device)) return std::nullopt;
+    auto corun = measurement(device.signature, op_signature(graph, nodes) + "|corun");
+    if (!corun) return std::nullopt;
+    return corun->median_us;
+  }
+
  protected:
   Estimate same_space_handover(double bytes, const PlatformDevice& from, const PlatformDevice& to) const override {
     auto fit = link_fit(from.signature, to.signature);
@@ -188,6 +198,10 @@ ResourceDemand CostModel::demand(const Graph& graph, const std::vector<NodeId>& 
   if (device.bandwidth_gbps > 0)
     demand.memory = std::clamp(launch_bytes(graph, nodes) / (us * device.bandwidth_gbps * kPerMicrosecond), 0.0, 1.0);
   return demand;
+}
+
+std::optional<double> CostModel::corun_us(const Graph&, const std::vector<NodeId>&, const PlatformDevice&) const {
+  return std::nullopt;
 }
 
 std::unique_ptr<CostModel> make_roofline_cost_model(const Platform& platform) {

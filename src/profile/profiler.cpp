@@ -8,6 +8,9 @@
 #include <atomic>
 #include <future>
 #include <chrono>
+#include <exception>
+#include <latch>
+#include <thread>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -224,39 +227,136 @@ Platform single_device_platform(const Platform& platform, int device) {
   return one;
 }
 
+Plan sequential_plan(const Graph& graph, const Platform& one_device, const Pass& pass) {
+  std::vector<LaunchAssignment> assignments;
+  for (const auto& nodes : pass.launches) assignments.push_back(LaunchAssignment{nodes, 0, 0, "profiling"});
+  return build_plan(graph, one_device, assignments, "profile");
+}
+
+// Finds a pass's timed launches among an executed plan's steps (by their
+// first node: the executor may reorder a plan's steps but not split them).
+class PassTimer {
+ public:
+  PassTimer(const Graph& graph, const Pass& pass, std::map<std::string, std::string>* descriptions)
+      : pass_(pass), signature_(pass.launches.size()) {
+    for (size_t l = 0; l < pass.launches.size(); ++l) {
+      launch_of_first_node_[*std::min_element(pass.launches[l].begin(), pass.launches[l].end())] = l;
+      if (!pass.timed[l]) continue;
+      signature_[l] = op_signature(graph, pass.launches[l]);
+      (*descriptions)[signature_[l]] = launch_description(graph, pass.launches[l]);
+    }
+  }
+
+  // Appends each timed launch's duration (µs) to `samples` by signature.
+  void collect(const Plan& executed, const RunTimeline& timeline,
+               std::map<std::string, std::vector<double>>* samples) const {
+    for (const RunTimeline::StepTime& t : timeline.steps) {
+      const PlanStep& step = executed.lanes[static_cast<size_t>(t.lane)].steps[static_cast<size_t>(t.step)];
+      if (step.kind != StepKind::kLaunch || step.nodes.empty()) continue;
+      auto it = launch_of_first_node_.find(*std::min_element(step.nodes.begin(), step.nodes.end()));
+      if (it == launch_of_first_node_.end() || !pass_.timed[it->second]) continue;
+      (*samples)[signature_[it->second]].push_back(t.end_us - t.start_us);
+    }
+  }
+
+ private:
+  const Pass& pass_;
+  std::map<NodeId, size_t> launch_of_first_node_;
+  std::vector<std::string> signature_;  // per launch; empty when not timed
+};
+
 // Runs one pass warmups + repeats times; appends each timed launch's
 // durations (µs) to `samples` by signature.
 void run_pass(const Graph& graph, const Platform& one_device, const Pass& pass, const TensorMap& inputs,
               const ProfileOptions& options, std::map<std::string, std::vector<double>>* samples,
               std::map<std::string, std::string>* descriptions, const std::function<void()>& after_run) {
-  std::vector<LaunchAssignment> assignments;
-  for (const auto& nodes : pass.launches) assignments.push_back(LaunchAssignment{nodes, 0, 0, "profiling"});
-  Plan plan = build_plan(graph, one_device, assignments, "profile");
-
-  std::map<NodeId, size_t> launch_of_first_node;
-  for (size_t l = 0; l < pass.launches.size(); ++l)
-    launch_of_first_node[*std::min_element(pass.launches[l].begin(), pass.launches[l].end())] = l;
-  std::vector<std::string> signature(pass.launches.size());
-  for (size_t l = 0; l < pass.launches.size(); ++l)
-    if (pass.timed[l]) {
-      signature[l] = op_signature(graph, pass.launches[l]);
-      (*descriptions)[signature[l]] = launch_description(graph, pass.launches[l]);
-    }
-
-  Executor executor(graph, plan, one_device, nullptr);
-  const Plan& executed = executor.plan();
+  PassTimer timer(graph, pass, descriptions);
+  Executor executor(graph, sequential_plan(graph, one_device, pass), one_device, nullptr);
   for (int run = 0; run < options.warmups + options.repeats; ++run) {
     RunTimeline timeline;
     executor.run(inputs, &timeline);
-    if (run >= options.warmups) {
-      for (const RunTimeline::StepTime& t : timeline.steps) {
-        const PlanStep& step = executed.lanes[static_cast<size_t>(t.lane)].steps[static_cast<size_t>(t.step)];
-        if (step.kind != StepKind::kLaunch || step.nodes.empty()) continue;
-        auto it = launch_of_first_node.find(*std::min_element(step.nodes.begin(), step.nodes.end()));
-        if (it == launch_of_first_node.end() || !pass.timed[it->second]) continue;
-        (*samples)[signature[it->second]].push_back(t.end_us - t.start_us);
-      }
+    if (run >= options.warmups) timer.collect(executor.plan(), timeline, samples);
+    after_run();
+  }
+}
+
+// --- co-run: the devices of one shared resource busy at once
+
+constexpr const char* kCorunSuffix = "|corun";  // the op signature's key under co-run (cost_model.h)
+
+struct CorunGroup {
+  std::vector<int> devices;  // platform indices, two or more
+  std::vector<std::set<std::string>> to_store;  // per member: op signatures (without the suffix) measured now
+};
+
+// Real CPU devices grouped by the shared resource they name; a group is
+// measured when one of its members lacks a fusion unit's co-run time (or
+// always with `force`).
+std::vector<CorunGroup> plan_corun_work(const Graph& graph, const Platform& platform, const ProfileDB& db,
+                                        const ProfileOptions& options, ProfileReport* report) {
+  std::map<std::string, std::vector<int>> members_by_resource;
+  for (size_t d = 0; d < platform.devices.size(); ++d) {
+    const PlatformDevice& device = platform.devices[d];
+    if (device.kind == DeviceKind::kCpu && !device.is_emulated() && !device.shared_resource.empty())
+      members_by_resource[device.shared_resource].push_back(static_cast<int>(d));
+  }
+  std::set<std::string> unit_signatures;
+  std::vector<CorunGroup> groups;
+  for (auto& [resource, members] : members_by_resource) {
+    if (members.size() < 2) continue;
+    if (unit_signatures.empty())
+      for (const auto& unit : fusion_units(graph)) unit_signatures.insert(op_signature(graph, unit));
+    CorunGroup group{members, std::vector<std::set<std::string>>(members.size())};
+    bool any = false;
+    for (size_t m = 0; m < members.size(); ++m) {
+      const PlatformDevice& device = platform.devices[static_cast<size_t>(members[m])];
+      for (const std::string& sig : unit_signatures)
+        if (options.force || !db.find(device.signature, sig + kCorunSuffix)) group.to_store[m].insert(sig);
+      for (ProfileReport::Device& entry : report->devices)
+        if (entry.name == device.name) {
+          entry.n_corun_measured = static_cast<int>(group.to_store[m].size());
+          entry.n_corun_reused = static_cast<int>(unit_signatures.size() - group.to_store[m].size());
+        }
+      any = any || !group.to_store[m].empty();
     }
+    if (any) groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
+// Runs `pass` on every one-device platform at once, warmups + repeats
+// times, each run started together on all of them; appends each device's
+// timed launch durations (µs) to its `samples` by signature.
+void run_corun_pass(const Graph& graph, const std::vector<Platform>& one_device_platforms, const Pass& pass,
+                    const TensorMap& inputs, const ProfileOptions& options,
+                    std::vector<std::map<std::string, std::vector<double>>>* samples,
+                    std::map<std::string, std::string>* descriptions, const std::function<void()>& after_run) {
+  PassTimer timer(graph, pass, descriptions);
+  std::vector<std::unique_ptr<Executor>> executors;
+  for (const Platform& one_device : one_device_platforms)
+    executors.push_back(
+        std::make_unique<Executor>(graph, sequential_plan(graph, one_device, pass), one_device, nullptr));
+  const size_t n = executors.size();
+  samples->resize(n);
+  for (int run = 0; run < options.warmups + options.repeats; ++run) {
+    std::vector<RunTimeline> timelines(n);
+    std::vector<std::exception_ptr> errors(n);
+    std::latch start(static_cast<std::ptrdiff_t>(n));
+    std::vector<std::thread> runners;
+    for (size_t e = 0; e < n; ++e)
+      runners.emplace_back([&, e] {
+        start.arrive_and_wait();
+        try {
+          executors[e]->run(inputs, &timelines[e]);
+        } catch (...) {
+          errors[e] = std::current_exception();
+        }
+      });
+    for (std::thread& runner : runners) runner.join();
+    for (const std::exception_ptr& error : errors)
+      if (error) std::rethrow_exception(error);
+    if (run >= options.warmups)
+      for (size_t e = 0; e < n; ++e) timer.collect(executors[e]->plan(), timelines[e], &(*samples)[e]);
     after_run();
   }
 }
@@ -386,15 +486,18 @@ ProfileReport profile_graph(const Graph& graph, const Platform& platform, Profil
       links.emplace_back(static_cast<int>(a), static_cast<int>(b));
     }
 
+  std::vector<CorunGroup> corun_groups = plan_corun_work(graph, platform, db, options, &report);
+
   int total = static_cast<int>(links.size());
   for (const DeviceWork& w : work) total += static_cast<int>(w.passes.size()) * (options.warmups + options.repeats);
+  total += static_cast<int>(corun_groups.size()) * (options.warmups + options.repeats);
   int done = 0;
   auto progress = [&](const std::string& what) {
     if (options.progress) options.progress(done, total, what);
   };
 
   TensorMap inputs;
-  if (!work.empty()) inputs = random_inputs(graph, 0);
+  if (!work.empty() || !corun_groups.empty()) inputs = random_inputs(graph, 0);
   for (const DeviceWork& w : work) {
     auto device_start = Clock::now();
     const PlatformDevice& device = platform.devices[static_cast<size_t>(w.device)];
@@ -423,6 +526,39 @@ ProfileReport profile_graph(const Graph& graph, const Platform& platform, Profil
     db.put(device.signature, entries);
     for (ProfileReport::Device& entry : report.devices)
       if (entry.name == device.name) entry.seconds = seconds_since(device_start);
+  }
+
+  if (!corun_groups.empty()) {
+    std::vector<std::vector<NodeId>> fused = fusion_units(graph);
+    for (const CorunGroup& group : corun_groups) {
+      std::vector<Platform> one_device_platforms;
+      std::string names;
+      for (int d : group.devices) {
+        one_device_platforms.push_back(single_device_platform(platform, d));
+        names += (names.empty() ? "" : "+") + platform.devices[static_cast<size_t>(d)].name;
+      }
+      Pass pass{"co-run " + names + ": fusion units", fused, std::vector<bool>(fused.size(), true)};
+      progress(pass.what);
+      std::vector<std::map<std::string, std::vector<double>>> samples;
+      std::map<std::string, std::string> descriptions;
+      run_corun_pass(graph, one_device_platforms, pass, inputs, options, &samples, &descriptions, [&] {
+        ++done;
+        progress(pass.what);
+      });
+      for (size_t m = 0; m < group.devices.size(); ++m) {
+        const PlatformDevice& device = platform.devices[static_cast<size_t>(group.devices[m])];
+        std::vector<ProfileDB::Entry> entries;
+        for (const std::string& sig : group.to_store[m]) {
+          auto it = samples[m].find(sig);
+          if (it == samples[m].end() || it->second.empty())
+            throw Error(ErrorCode::kRuntime, fmt::format("co-run profiling on '{}': launch {} never ran as one step",
+                                                         device.name, descriptions[sig]));
+          entries.push_back(
+              ProfileDB::Entry{sig + kCorunSuffix, descriptions[sig] + " (co-run)", summarise(it->second)});
+        }
+        db.put(device.signature, entries);
+      }
+    }
   }
 
   for (auto [a, b] : links) {

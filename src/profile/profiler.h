@@ -27,6 +27,8 @@ struct ProfileReport {
     std::string name;
     int n_measured = 0;  // units timed now
     int n_reused = 0;    // units already in the database
+    int n_corun_measured = 0;  // fusion units' co-run times measured now
+    int n_corun_reused = 0;    // fusion units' co-run times already in the database
     bool skipped = false;  // emulated: its costs come from the platform file
     double seconds = 0;    // time spent measuring it
   };
@@ -39,7 +41,12 @@ struct ProfileReport {
 // unit (plan_builder.h) as one launch, then with each node alone, then each
 // extra unit, timing every launch in context (warm-ups, then repeats;
 // median and spread), and stores what the database lacks (or everything
-// with `force`). Then fits each pair of real devices' hand-over cost
+// with `force`). Then, for each shared resource named by two or more real
+// CPU devices, runs the fusion-unit pass on all of them at once (one
+// executor each, every run started together) and stores each unit's median
+// under co-run as op_signature + "|corun" under each device's signature,
+// where missing (or all with `force`); CostModel::corun_us reads it. Then
+// fits each pair of real devices' hand-over cost
 // (latency + bytes / bandwidth from several sizes): the reader's wake-up
 // after the writer's signal plus reading the bytes from the writer's caches.
 ProfileReport profile_graph(const Graph& graph, const Platform& platform, ProfileDB& db,

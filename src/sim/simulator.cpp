@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -26,6 +27,9 @@ double value_bytes(const Value& value) {
 struct StepWork {
   double alone_us = 0;
   ResourceDemand demand;  // launches only; copies load no shared resource
+  // Measured co-run time over time alone (>= 1), applied while another
+  // device of the shared resource runs a launch; 0 when not measured.
+  double corun_slowdown = 0;
 };
 
 struct BusyInterval {
@@ -133,6 +137,9 @@ class Simulation {
     StepWork work;
     work.alone_us = estimate.us;
     work.demand = cost_.demand(graph_, step.nodes, device, estimate.us);
+    if (estimate.us > 0)
+      if (std::optional<double> corun = cost_.corun_us(graph_, step.nodes, device); corun && std::isfinite(*corun))
+        work.corun_slowdown = std::max(1.0, *corun / estimate.us);
 
     // Values produced on another lane of this memory space arrive without a
     // Copy: the reader pays the hand-over (its wake-up, the bytes pulled
@@ -237,6 +244,11 @@ class Simulation {
   // Fluid model: each shared resource's load is the sum of its running
   // launches' demands; a launch runs at 1 / (the largest load above 1 among
   // its device's compute, its device's bandwidth and the shared resource).
+  // The demands come from roofline peaks and miss how much two busy core
+  // groups slow each other on a real machine (shared caches, the host's
+  // scheduling of virtual cores), so a
+  // measured co-run slowdown overrides a smaller fluid one while another
+  // device of the resource runs a launch.
   void update_rates() {
     rates_stale_ = false;
     if (!options_.interference) return;
@@ -256,8 +268,19 @@ class Simulation {
       int d = lane_device_[lane];
       double load = std::max({1.0, compute_load_[d], memory_load_[d]});
       if (resource_of_[d] != kNoResource) load = std::max(load, resource_load_[resource_of_[d]]);
+      double corun = work_[lane][next_step_[lane]].corun_slowdown;
+      if (corun > load && another_device_of_the_resource_runs_a_launch(lane)) load = corun;
       slowdown_[lane] = load;
     }
+  }
+
+  bool another_device_of_the_resource_runs_a_launch(size_t lane) const {
+    int d = lane_device_[lane];
+    if (resource_of_[d] == kNoResource) return false;
+    return std::any_of(running_.begin(), running_.end(), [&](size_t other) {
+      int od = lane_device_[other];
+      return od != d && resource_of_[od] == resource_of_[d] && is_launch(other);
+    });
   }
 
   bool is_launch(size_t lane) const { return plan_.lanes[lane].steps[next_step_[lane]].kind == StepKind::kLaunch; }

@@ -9,6 +9,10 @@
 // running launches, when above 1). Rates are recomputed whenever a launch
 // starts or ends. So two memory-bound kernels slow each other, while a
 // compute-bound and a memory-bound one overlap well (Opara's observation).
+// Where the cost model knows a launch's measured co-run time
+// (CostModel::corun_us), the launch, while a launch of another device naming
+// its SharedResource runs, slows down by at least corun_us / launch time
+// (never below 1); a launch with no such overlap keeps the fluid slowdown.
 #pragma once
 
 #include "hetsched/cost_model.h"

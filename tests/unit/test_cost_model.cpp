@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -248,6 +249,27 @@ TEST_F(CostModelCombined, SumsPartsOfAGroupNeverRunAsOne) {
   Estimate whole = make_combined_cost_model(p, db_)->launch(g, {conv, relu}, cpu0);
   EXPECT_EQ(whole.source, CostSource::kMeasured);
   EXPECT_DOUBLE_EQ(whole.us, 35);
+}
+
+TEST_F(CostModelCombined, CorunTimeIsTheStoredCorunEntry) {
+  Graph g = conv_relu_graph();
+  NodeId conv = g.find_node("conv"), relu = g.find_node("relu");
+  Platform p = two_space_platform();
+  const PlatformDevice& cpu0 = p.devices[0];
+  EXPECT_FALSE(make_roofline_cost_model(p)->corun_us(g, {conv, relu}, cpu0).has_value());
+
+  put(cpu0, g, {conv, relu}, 35);
+  EXPECT_FALSE(make_combined_cost_model(p, db_)->corun_us(g, {conv, relu}, cpu0).has_value());
+
+  db_->put(cpu0.signature, {{op_signature(g, {conv, relu}) + "|corun", "Conv+Relu (co-run)", {44, 0.5, 10}}});
+  auto model = make_combined_cost_model(p, db_);
+  std::optional<double> corun = model->corun_us(g, {conv, relu}, cpu0);
+  ASSERT_TRUE(corun.has_value());
+  EXPECT_DOUBLE_EQ(*corun, 44);
+  // The time alone is unchanged; another launch or device has none.
+  EXPECT_DOUBLE_EQ(model->launch(g, {conv, relu}, cpu0).us, 35);
+  EXPECT_FALSE(model->corun_us(g, {conv}, cpu0).has_value());
+  EXPECT_FALSE(model->corun_us(g, {conv, relu}, p.devices[1]).has_value());
 }
 
 TEST_F(CostModelCombined, MeasuredHandOverWithinOneSpace) {

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/cpu/cpu_device.h"
+#include "hetsched/device.h"
 #include "hetsched/error.h"
 #include "hetsched/platform.h"
 #include "hetsched/session.h"
@@ -607,6 +608,62 @@ TEST_F(ProfileDbTest, ProfilerSkipsEmulatedDevicesAndFitsHandOverBetweenCoreGrou
   ProfileReport again = profile_graph(g, platform, db, options);
   EXPECT_EQ(again.n_links_measured, 0);
   EXPECT_EQ(again.devices[0].n_measured, 0);
+}
+
+TEST_F(ProfileDbTest, ProfilerTimesFusionUnitsUnderCorunOnBothDevicesThenReusesThem) {
+  if (describe_machine().usable_cores.size() < 2) GTEST_SKIP() << "needs two usable cores";
+  Graph g = load_model("zoo:squeezenet1_0");
+  Platform platform = make_platform(core_spec(0) + "," + core_spec(1), "");
+  ASSERT_EQ(platform.devices.size(), 2u);
+  ASSERT_FALSE(platform.devices[0].shared_resource.empty());
+  ASSERT_EQ(platform.devices[0].shared_resource, platform.devices[1].shared_resource);
+  ProfileDB db(path_);
+  ProfileOptions options;
+  options.warmups = 0;
+  options.repeats = 2;
+  int last_done = -1, last_total = -1;
+  bool saw_corun = false;
+  options.progress = [&](int done, int total, const std::string& what) {
+    last_done = done;
+    last_total = total;
+    if (what.find("co-run") != std::string::npos) saw_corun = true;
+  };
+  ProfileReport first = profile_graph(g, platform, db, options);
+  std::set<std::string> units;
+  for (const auto& unit : fusion_units(g)) units.insert(op_signature(g, unit));
+  ASSERT_EQ(first.devices.size(), 2u);
+  for (size_t d = 0; d < 2; ++d) {
+    EXPECT_EQ(first.devices[d].n_corun_measured, static_cast<int>(units.size()));
+    EXPECT_EQ(first.devices[d].n_corun_reused, 0);
+    for (const std::string& sig : units) {
+      auto corun = db.find(platform.devices[d].signature, sig + "|corun");
+      ASSERT_TRUE(corun.has_value()) << sig;
+      EXPECT_GT(corun->median_us, 0);
+      EXPECT_GE(corun->n_repeats, options.repeats);  // identical units pool their samples
+      // Kept apart from the measurement alone.
+      ASSERT_TRUE(db.find(platform.devices[d].signature, sig).has_value());
+    }
+  }
+  EXPECT_TRUE(saw_corun);
+  // Per device a fusion pass and a single-node pass, one co-run pass, two hand-overs.
+  EXPECT_EQ(last_total, 5 * (options.warmups + options.repeats) + 2);
+  EXPECT_EQ(last_done, last_total);
+
+  saw_corun = false;
+  last_total = -1;
+  ProfileReport second = profile_graph(g, platform, db, options);
+  for (size_t d = 0; d < 2; ++d) {
+    EXPECT_EQ(second.devices[d].n_corun_measured, 0);
+    EXPECT_EQ(second.devices[d].n_corun_reused, static_cast<int>(units.size()));
+  }
+  EXPECT_FALSE(saw_corun);
+  EXPECT_LE(last_total, 0);  // nothing left to run
+
+  // One device alone has nobody to co-run with.
+  Platform alone = make_platform(core_spec(0), "");
+  ProfileReport single = profile_graph(g, alone, db, options);
+  EXPECT_EQ(single.devices[0].n_corun_measured, 0);
+  EXPECT_EQ(single.devices[0].n_corun_reused, 0);
 }
 
 // ------------------------------------------------------------ `hetsched profile`

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <gmock/gmock.h>
 #include <fmt/format.h>
@@ -419,6 +420,84 @@ TEST_F(SimulatorInterference, TwoStreamsOfOneDeviceShareItsCompute) {
   EXPECT_NEAR(shared.utilisation[0], 1, 1e-12);
   ASSERT_EQ(shared.trace.events.size(), 2u);
   EXPECT_EQ(shared.trace.events[0].stream + shared.trace.events[1].stream, 1);
+}
+
+// FixedCostModel whose launches, under co-run, take `corun_ratio` times
+// their time alone.
+class CorunCostModel : public FixedCostModel {
+ public:
+  CorunCostModel(const Platform& platform, std::map<std::string, double> us_by_node, double corun_ratio)
+      : FixedCostModel(platform, std::move(us_by_node)), corun_ratio_(corun_ratio) {}
+  std::optional<double> corun_us(const Graph& graph, const std::vector<NodeId>& nodes,
+                                 const PlatformDevice& device) const override {
+    return corun_ratio_ * launch(graph, nodes, device).us;
+  }
+
+ private:
+  double corun_ratio_;
+};
+
+TEST_F(SimulatorInterference, MeasuredCorunSlowsOverlappingLaunchesOfTwoDevices) {
+  GraphBuilder b;
+  b.node("a");
+  b.node("b");
+  Graph g = b.finish({"a", "b"});
+  // Light enough that the fluid model sees no interference at all.
+  set_work(g, "a", 100, 0.1, 0.1);
+  set_work(g, "b", 50, 0.1, 0.1);
+  Plan plan = plan_on(platform_, {lane(0, {launch(g, {"a"})}), lane(1, {launch(g, {"b"})})});
+  FixedCostModel fluid_only(platform_, {{"a", 100}, {"b", 50}});
+  EXPECT_NEAR(run(g, plan, fluid_only, true).makespan_us, 100, 1e-9);
+
+  // Both at 1/1.5 speed until b ends at 75 us, with a half done; a then runs alone.
+  CorunCostModel corun(platform_, {{"a", 100}, {"b", 50}}, 1.5);
+  SimResult shared = run(g, plan, corun, true);
+  EXPECT_NEAR(shared.makespan_us, 125, 1e-9);
+  EXPECT_NEAR(shared.busy_us[1], 75, 1e-9);
+  EXPECT_NEAR(run(g, plan, corun, false).makespan_us, 100, 1e-9);
+}
+
+TEST_F(SimulatorInterference, MeasuredCorunNeedsAnotherDeviceOfTheResourceBusy) {
+  GraphBuilder b;
+  b.node("a");
+  b.node("b", {"a"});
+  Graph g = b.finish({"b"});
+  set_work(g, "a", 100, 0.1, 0.1);
+  set_work(g, "b", 100, 0.1, 0.1);
+  CorunCostModel corun(platform_, {{"a", 100}, {"b", 100}}, 1.5);
+
+  // A launch alone on the machine.
+  Plan alone = plan_on(platform_, {lane(0, {launch(g, {"a"}), launch(g, {"b"})})});
+  EXPECT_NEAR(run(g, alone, corun, true).makespan_us, 200, 1e-9);
+  // On two devices but one after the other: never at once.
+  Plan in_turn = plan_on(platform_, {lane(0, {launch(g, {"a"}), record(0)}), lane(1, {wait(0), launch(g, {"b"})})}, 1);
+  EXPECT_NEAR(run(g, in_turn, corun, true).makespan_us, 200, 1e-9);
+  // Two devices that share no resource.
+  for (auto& d : platform_.devices) d.shared_resource.clear();
+  GraphBuilder pb;
+  pb.node("a");
+  pb.node("b");
+  Graph parallel = pb.finish({"a", "b"});
+  Plan apart = plan_on(platform_, {lane(0, {launch(parallel, {"a"})}), lane(1, {launch(parallel, {"b"})})});
+  EXPECT_NEAR(run(parallel, apart, corun, true).makespan_us, 100, 1e-9);
+}
+
+TEST_F(SimulatorInterference, FluidSlowdownWinsOverASmallerCorunRatio) {
+  GraphBuilder b;
+  b.node("m1");
+  b.node("m2");
+  Graph g = b.finish({"m1", "m2"});
+  set_work(g, "m1", 100, 0.01, 1);
+  set_work(g, "m2", 50, 0.01, 1);
+  Plan plan = plan_on(platform_, {lane(0, {launch(g, {"m1"})}), lane(1, {launch(g, {"m2"})})});
+  // Fluid: half speed each, as in TwoMemoryBoundLaunchesSlowEachOther.
+  CorunCostModel mild(platform_, {{"m1", 100}, {"m2", 50}}, 1.25);
+  EXPECT_NEAR(run(g, plan, mild, true).makespan_us, 150, 1e-9);
+  // A co-run time below the time alone is noise: no speed-up.
+  set_work(g, "m1", 100, 0.1, 0.1);
+  set_work(g, "m2", 50, 0.1, 0.1);
+  CorunCostModel faster(platform_, {{"m1", 100}, {"m2", 50}}, 0.5);
+  EXPECT_NEAR(run(g, plan, faster, true).makespan_us, 100, 1e-9);
 }
 
 TEST(Simulator, RooflineCountsAndUtilisationOfAnIdleDevice) {

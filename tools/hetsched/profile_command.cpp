@@ -105,6 +105,8 @@ struct ProfileCommand {
       }
       fmt::print("{}: {} launch units measured, {} reused from the database, {:.1f} s\n", d.name, d.n_measured,
                  d.n_reused, d.seconds);
+      if (d.n_corun_measured + d.n_corun_reused > 0)
+        fmt::print("{}: {} co-run times measured, {} reused\n", d.name, d.n_corun_measured, d.n_corun_reused);
     }
     if (report.n_links_measured > 0) fmt::print("hand-over between devices: {} measured\n", report.n_links_measured);
     fmt::print("profiled in {:.1f} s; stored in {}\n", seconds_since(start), db.path());
