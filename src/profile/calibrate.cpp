@@ -56,9 +56,11 @@ size_t shared_copy_bytes(size_t n_devices) {
   return std::max(size_t{16} << 20, (size_t{128} << 20) / std::max<size_t>(n_devices, 1));
 }
 
-// Splits a copy over the calling thread's OpenMP team, which on a device's
-// worker is one thread per core of the device.
-void parallel_copy(char* dst, const char* src, size_t bytes) {
+// Runs fn(begin, end) on 64-byte aligned slices of [0, bytes), one per thread
+// of the calling thread's OpenMP team — on a device's worker, one thread per
+// core of the device.
+template <typename Fn>
+void split_over_team(size_t bytes, Fn fn) {
 #pragma omp parallel
   {
     size_t n = static_cast<size_t>(omp_get_num_threads());
@@ -66,8 +68,12 @@ void parallel_copy(char* dst, const char* src, size_t bytes) {
     size_t chunk = (bytes / n + 63) / 64 * 64;
     size_t begin = std::min(bytes, t * chunk);
     size_t end = std::min(bytes, begin + chunk);
-    if (end > begin) std::memcpy(dst + begin, src + begin, end - begin);
+    if (end > begin) fn(begin, end);
   }
+}
+
+void parallel_copy(char* dst, const char* src, size_t bytes) {
+  split_over_team(bytes, [&](size_t begin, size_t end) { std::memcpy(dst + begin, src + begin, end - begin); });
 }
 
 
@@ -265,15 +271,7 @@ void calibrate_platform(Platform& platform, ProfileDB& db) {
 }
 
 void parallel_fill(char* dst, size_t bytes, int value) {
-#pragma omp parallel
-  {
-    size_t n = static_cast<size_t>(omp_get_num_threads());
-    size_t t = static_cast<size_t>(omp_get_thread_num());
-    size_t chunk = (bytes / n + 63) / 64 * 64;
-    size_t begin = std::min(bytes, t * chunk);
-    size_t end = std::min(bytes, begin + chunk);
-    if (end > begin) std::memset(dst + begin, value, end - begin);
-  }
+  split_over_team(bytes, [&](size_t begin, size_t end) { std::memset(dst + begin, value, end - begin); });
 }
 
 }  // namespace hetsched
