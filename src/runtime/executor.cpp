@@ -400,7 +400,7 @@ void Executor::Impl::run_lane(int l, RunState& state, Clock::time_point start, R
           // bytes really move, and the copy is held to the link's model.
           copy_value(step);
           const Link* link = platform.link(step.from_space, step.to_space);
-          double bytes = static_cast<double>(graph.values[step.value].initializer ? 0 : stored(step.value, space_index(step.to_space)).nbytes());
+          double bytes = static_cast<double>(stored(step.value, space_index(step.to_space)).nbytes());
           double us = link ? link->latency_us + bytes / (link->bandwidth_gbps * 1e3) : 0;
           std::this_thread::sleep_until(step_start + std::chrono::nanoseconds(static_cast<int64_t>(us * 1e3)));
           break;
