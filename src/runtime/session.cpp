@@ -104,12 +104,6 @@ struct Session::Backend {
 
 namespace {
 
-bool shapes_are_static(const Graph& graph) {
-  for (const Value& v : graph.values)
-    if (!v.is_constant() && !v.shape_is_static()) return false;
-  return true;
-}
-
 // The plan a session runs: a plan file, the trivial one-device plan, or the
 // scheduler's (which needs the cost model).
 Plan session_plan(const Graph& graph, Platform& platform, const SessionOptions& options,
@@ -138,25 +132,19 @@ Session::Session(Graph graph, const SessionOptions& options)
   }
   b.platform = make_platform(options.devices, options.platform);
   bool one_cpu_device = b.platform.devices.size() == 1 && !b.platform.has_emulated();
-  if (!shapes_are_static(*graph_) && one_cpu_device && options.plan.empty()) {
-    // One device and free dims: the reference kernels derive shapes as they go.
-    b.summary.device = b.platform.devices[0].name;
-    b.summary.n_steps = b.summary.n_nodes;
-    b.summary.n_fallbacks = b.summary.n_nodes;
-    for (const Value& v : graph_->values)
-      if (!v.is_constant() && !v.shape_is_static()) {
-        b.summary.note = fmt::format("running on reference kernels: the CPU backend needs static shapes; value '{}' "
-                                     "has shape {} (fix input dims with --shape)",
-                                     v.name, v.has_shape ? shape_to_string(v.shape) : "of unknown rank");
-        break;
-      }
-    return;
-  }
   std::shared_ptr<const CostModel> cost;
   if (b.platform.has_emulated()) cost = open_cost_model(b.platform, options.profile_db, nullptr);
   Plan plan = session_plan(*graph_, b.platform, options, cost);
-  b.executor = std::make_unique<Executor>(*graph_, std::move(plan), b.platform, cost);
-  b.summary = b.executor->summary();
+  try {
+    b.executor = std::make_unique<Executor>(*graph_, std::move(plan), b.platform, cost);
+  } catch (const Error& e) {
+    // One device and free dims: the reference kernels derive shapes as they go.
+    if (e.code() != ErrorCode::kUnsupported || !one_cpu_device || !options.plan.empty()) throw;
+    b.summary.device = b.platform.devices[0].name;
+    b.summary.n_steps = b.summary.n_nodes;
+    b.summary.n_fallbacks = b.summary.n_nodes;
+    b.summary.note = std::string("running on reference kernels: ") + e.what();
+  }
 }
 
 Session::Session(Session&&) noexcept = default;
