@@ -111,9 +111,11 @@ struct Executor::Impl {
   std::vector<int> lane_of_node;   // per node: the lane launching it
   std::set<ValueId> keep_layout;   // values crossing CPU lanes in their producer's layout
 
-  // Values crossing lanes or handled by reference kernels, plain, one per
-  // memory space: store[value][space]. Graph inputs alias the caller's
-  // tensors and graph outputs are fresh each run.
+  // Values crossing lanes or handled by reference kernels, one buffer per
+  // memory space: store[value][space]; plain, except `keep_layout` values
+  // (raw bytes in their producer's layout). Graph inputs alias the caller's
+  // tensors and graph outputs are fresh each run. Filled by setup(): during
+  // a run, lanes only read and write existing entries.
   std::vector<std::vector<Tensor>> store;
   int fault_step = -1;
   std::mutex run_mutex;
