@@ -68,6 +68,12 @@ class CostModel {
                                          const PlatformDevice& device) const;
 };
 
+// Memory traffic of `nodes` run as one launch: values it reads from outside
+// (weights included) and values it leaves for readers outside. Values passed
+// between its own nodes stay in the kernel (registers, caches) and are not
+// counted.
+double launch_bytes(const Graph& graph, const std::vector<NodeId>& nodes);
+
 // Roofline only: needs every device's peaks (see calibrate.h for real ones).
 std::unique_ptr<CostModel> make_roofline_cost_model(const Platform& platform);
 // Measurements from `db` where there are some, the roofline elsewhere: the

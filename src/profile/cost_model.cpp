@@ -33,33 +33,6 @@ double launch_flops(const Graph& graph, const std::vector<NodeId>& nodes) {
   return flops;
 }
 
-// Memory traffic of a launch: values it reads from outside (weights
-// included) and values it leaves for readers outside. Values passed between
-// its own nodes stay in the kernel (registers, caches) and are not counted.
-double launch_bytes(const Graph& graph, const std::vector<NodeId>& nodes) {
-  if (nodes.size() == 1) {
-    const NodeCost& cost = graph.nodes[nodes[0]].cost;
-    return cost.bytes_read + cost.bytes_written;
-  }
-  std::vector<NodeId> members(nodes);
-  std::sort(members.begin(), members.end());
-  auto inside = [&](NodeId id) { return id != kNoNode && std::binary_search(members.begin(), members.end(), id); };
-  double bytes = 0;
-  for (NodeId id : nodes) {
-    const Node& node = graph.nodes[id];
-    for (ValueId v : node.inputs)
-      if (v != kNoValue && !inside(graph.values[v].producer)) bytes += value_bytes(graph.values[v]);
-    for (ValueId v : node.outputs) {
-      if (v == kNoValue) continue;
-      const Value& value = graph.values[v];
-      bool read_outside = graph.is_graph_output(v) ||
-                          std::any_of(value.consumers.begin(), value.consumers.end(),
-                                      [&](NodeId c) { return !inside(c); });
-      if (read_outside) bytes += value_bytes(value);
-    }
-  }
-  return bytes;
-}
 
 bool device_supports_all(const Graph& graph, const std::vector<NodeId>& nodes, const PlatformDevice& device) {
   return std::all_of(nodes.begin(), nodes.end(), [&](NodeId id) { return device.supports(graph.nodes[id]); });
@@ -176,6 +149,31 @@ class CombinedCostModel : public RooflineCostModel {
 };
 
 }  // namespace
+
+double launch_bytes(const Graph& graph, const std::vector<NodeId>& nodes) {
+  if (nodes.size() == 1) {
+    const NodeCost& cost = graph.nodes[nodes[0]].cost;
+    return cost.bytes_read + cost.bytes_written;
+  }
+  std::vector<NodeId> members(nodes);
+  std::sort(members.begin(), members.end());
+  auto inside = [&](NodeId id) { return id != kNoNode && std::binary_search(members.begin(), members.end(), id); };
+  double bytes = 0;
+  for (NodeId id : nodes) {
+    const Node& node = graph.nodes[id];
+    for (ValueId v : node.inputs)
+      if (v != kNoValue && !inside(graph.values[v].producer)) bytes += value_bytes(graph.values[v]);
+    for (ValueId v : node.outputs) {
+      if (v == kNoValue) continue;
+      const Value& value = graph.values[v];
+      bool read_outside = graph.is_graph_output(v) ||
+                          std::any_of(value.consumers.begin(), value.consumers.end(),
+                                      [&](NodeId c) { return !inside(c); });
+      if (read_outside) bytes += value_bytes(value);
+    }
+  }
+  return bytes;
+}
 
 const char* cost_source_name(CostSource source) {
   switch (source) {
