@@ -8,6 +8,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "graph_test_util.h"
+
 #include "hetsched/cost_model.h"
 #include "hetsched/error.h"
 #include "onnx_model_util.h"
@@ -18,37 +20,20 @@ namespace {
 
 using ::testing::HasSubstr;
 
-ValueId add_value(Graph& g, const std::string& name, Shape shape) {
-  Value v;
-  v.name = name;
-  v.dtype = DType::kFloat32;
-  v.has_shape = true;
-  v.shape = std::move(shape);
-  return g.add_value(std::move(v));
-}
 
-NodeId add_node(Graph& g, const std::string& op, const std::string& name, std::vector<ValueId> inputs,
-                std::vector<ValueId> outputs) {
-  Node n;
-  n.op_type = op;
-  n.name = name;
-  n.inputs = std::move(inputs);
-  n.outputs = std::move(outputs);
-  return g.add_node(std::move(n));
-}
 
 // x[1,3,8,8] -> Conv(w[4,3,3,3], pads 1) -> c[1,4,8,8] -> Relu -> y
 //   Conv: 2 * 256 outputs * 3 * 9 = 13824 FLOPs; reads 768 + 432 B, writes 1024 B.
 //   Relu: 256 FLOPs; reads and writes 1024 B.
 Graph conv_relu_graph() {
   Graph g;
-  ValueId x = add_value(g, "x", {1, 3, 8, 8});
-  ValueId w = add_value(g, "w", {4, 3, 3, 3});
+  ValueId x = testing::add_float_value(g, "x", {1, 3, 8, 8});
+  ValueId w = testing::add_float_value(g, "w", {4, 3, 3, 3});
   g.values[w].initializer = Tensor(DType::kFloat32, {4, 3, 3, 3});
-  ValueId c = add_value(g, "c", {1, 4, 8, 8});
-  ValueId y = add_value(g, "y", {1, 4, 8, 8});
-  add_node(g, "Conv", "conv", {x, w}, {c});
-  add_node(g, "Relu", "relu", {c}, {y});
+  ValueId c = testing::add_float_value(g, "c", {1, 4, 8, 8});
+  ValueId y = testing::add_float_value(g, "y", {1, 4, 8, 8});
+  testing::add_op(g, "Conv", "conv", {x, w}, {c});
+  testing::add_op(g, "Relu", "relu", {c}, {y});
   g.inputs = {x};
   g.outputs = {y};
   g.finalize();

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "graph_test_util.h"
+
 #include "hetsched/cost_model.h"
 #include "hetsched/error.h"
 #include "hetsched/scheduler.h"
@@ -14,26 +16,17 @@
 namespace hetsched {
 namespace {
 
-const std::string kDesktopGpu = std::string(HETSCHED_SOURCE_DIR) + "/platforms/desktop-gpu.json";
-
 ValueId add_float_value(Graph& g, const std::string& name) {
-  Value v;
-  v.name = name;
-  v.dtype = DType::kFloat32;
-  v.has_shape = true;
-  v.shape = {1, 64};
-  return g.add_value(std::move(v));
+  return testing::add_float_value(g, name, {1, 64});
 }
 
 void add_op(Graph& g, const std::string& op, const std::string& name, std::vector<ValueId> inputs, ValueId output) {
-  Node n;
-  n.name = name;
-  n.op_type = op;
-  n.opset = 17;
-  n.inputs = std::move(inputs);
-  n.outputs = {output};
-  g.add_node(std::move(n));
+  testing::add_op(g, op, name, std::move(inputs), {output});
 }
+
+const std::string kDesktopGpu = std::string(HETSCHED_SOURCE_DIR) + "/platforms/desktop-gpu.json";
+
+
 
 Plan schedule_opara(const Graph& graph, const Platform& platform, ScheduleOptions options = {}) {
   auto cost = make_roofline_cost_model(platform);

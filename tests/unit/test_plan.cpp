@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include "graph_test_util.h"
+
 #include "cli_test_util.h"
 #include <nlohmann/json.hpp>
 
@@ -29,24 +31,11 @@ namespace {
 // ---------------------------------------------------------------- fixtures
 
 ValueId add_float_value(Graph& g, const std::string& name, Shape shape = {1, 8}) {
-  Value v;
-  v.name = name;
-  v.dtype = DType::kFloat32;
-  v.has_shape = true;
-  v.shape = std::move(shape);
-  return g.add_value(std::move(v));
+  return testing::add_float_value(g, name, std::move(shape));
 }
+using testing::add_op;
 
-void add_op(Graph& g, const std::string& op, const std::string& name, std::vector<ValueId> inputs,
-            std::vector<ValueId> outputs) {
-  Node n;
-  n.name = name;
-  n.op_type = op;
-  n.opset = 17;
-  n.inputs = std::move(inputs);
-  n.outputs = std::move(outputs);
-  g.add_node(std::move(n));
-}
+
 
 // x -> Relu 'a' -> {Sigmoid 'b', Tanh 'c'} -> Add 'd' -> y: two branches to
 // run side by side.

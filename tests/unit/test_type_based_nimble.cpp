@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "graph_test_util.h"
+
 #include "hetsched/cost_model.h"
 #include "hetsched/error.h"
 #include "hetsched/scheduler.h"
@@ -18,6 +20,12 @@
 
 namespace hetsched {
 namespace {
+
+ValueId add_value(Graph& g, const std::string& name) { return testing::add_float_value(g, name, {1, 8}); }
+
+void add_op(Graph& g, const std::string& op, const std::string& name, std::vector<ValueId> inputs, ValueId output) {
+  testing::add_op(g, op, name, std::move(inputs), {output});
+}
 
 const std::string kPhoneSoc = std::string(HETSCHED_SOURCE_DIR) + "/platforms/phone-soc.json";
 const std::string kDesktopGpu = std::string(HETSCHED_SOURCE_DIR) + "/platforms/desktop-gpu.json";
@@ -32,24 +40,7 @@ ErrorCode error_code_of(const std::function<void()>& action) {
   return ErrorCode::kRuntime;
 }
 
-ValueId add_value(Graph& g, const std::string& name) {
-  Value v;
-  v.name = name;
-  v.dtype = DType::kFloat32;
-  v.has_shape = true;
-  v.shape = {1, 8};
-  return g.add_value(std::move(v));
-}
 
-void add_op(Graph& g, const std::string& op, const std::string& name, std::vector<ValueId> inputs, ValueId output) {
-  Node n;
-  n.name = name;
-  n.op_type = op;
-  n.opset = 17;
-  n.inputs = std::move(inputs);
-  n.outputs = {output};
-  g.add_node(std::move(n));
-}
 
 // x -> Relu 'fork' -> `branches` branches of `length` unary ops each -> Sum
 // 'join' -> y. Its width (largest set of mutually independent nodes) is
