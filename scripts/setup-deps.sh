@@ -8,7 +8,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-  libdnnl-dev libhwloc-dev libsqlite3-dev
+  libdnnl-dev libhwloc-dev libsqlite3-dev coinor-libcbc-dev
   python3 python3-numpy python3-torch python3-torchvision
 )
 

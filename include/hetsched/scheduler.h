@@ -28,6 +28,10 @@ class Scheduler {
   virtual ~Scheduler() = default;
   virtual Plan schedule(const Graph& graph, const Platform& platform, const CostModel& cost,
                         const ScheduleOptions& options) const = 0;
+  // Launch units beyond the fusion units that this scheduler will ask the
+  // cost model about (e.g. DUET's coarse subgraphs), so that `hetsched
+  // profile` measures each as the backend runs it as one launch. Default: none.
+  virtual std::vector<std::vector<NodeId>> profile_units(const Graph& graph, const Platform& platform) const;
 };
 
 using SchedulerFactory = std::function<std::unique_ptr<Scheduler>()>;
@@ -36,6 +40,9 @@ void register_scheduler(const std::string& name, const std::string& summary, Sch
 std::unique_ptr<Scheduler> make_scheduler(const std::string& name);
 // name -> one-line summary, sorted by name.
 std::map<std::string, std::string> scheduler_names();
+// Every registered scheduler's profile_units(), without repeats: what a
+// profile must measure for any scheduler to find its units measured.
+std::vector<std::vector<NodeId>> all_profile_units(const Graph& graph, const Platform& platform);
 
 struct SchedulerRegistrar {
   SchedulerRegistrar(const char* name, const char* summary, SchedulerFactory factory) {

@@ -1,5 +1,6 @@
 // The scheduler registry: schedulers register themselves from their own
 // files at static initialisation (HETSCHED_SCHEDULER).
+#include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -38,6 +39,17 @@ std::unique_ptr<Scheduler> make_scheduler(const std::string& name) {
     throw Error(ErrorCode::kUsage, fmt::format("unknown scheduler '{}' (known: {})", name, fmt::join(known, ", ")));
   }
   return it->second.factory();
+}
+
+std::vector<std::vector<NodeId>> Scheduler::profile_units(const Graph&, const Platform&) const { return {}; }
+
+std::vector<std::vector<NodeId>> all_profile_units(const Graph& graph, const Platform& platform) {
+  std::set<std::vector<NodeId>> seen;
+  std::vector<std::vector<NodeId>> units;
+  for (const auto& [name, entry] : registry())
+    for (auto& unit : entry.factory()->profile_units(graph, platform))
+      if (seen.insert(unit).second) units.push_back(std::move(unit));
+  return units;
 }
 
 std::map<std::string, std::string> scheduler_names() {

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cli_common.h"
+#include "hetsched/scheduler.h"
 #include "profile/calibrate.h"
 #include "profile/profile_db.h"
 #include "profile/profiler.h"
@@ -95,6 +96,9 @@ struct ProfileCommand {
     ProfileReport report;
     {
       ProgressBar bar;
+      // Every scheduler's proposed units too (DUET's subgraphs...), so that
+      // each finds its launches measured as the backend runs them.
+      options.extra_units = all_profile_units(graph, platform);
       options.progress = [&bar](int done, int total, const std::string& what) { bar.update(done, total, what); };
       report = profile_graph(graph, platform, db, options);
     }
