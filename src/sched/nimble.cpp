@@ -6,8 +6,7 @@
 // one stream, so every edge inside a chain needs no event and the number of
 // chains is the concurrency the graph allows along the reduction.
 //
-// Parameter: device=DEVICE (default: the device with the most streams, the
-// first one on ties). When the device has fewer streams than there are
+// Parameter: device=DEVICE (default: stream_device.h's choice). When the device has fewer streams than there are
 // chains, chain k goes to stream k mod n_streams.
 #include <algorithm>
 #include <cstdint>
@@ -21,6 +20,7 @@
 #include "hetsched/error.h"
 #include "hetsched/scheduler.h"
 #include "plan/plan_builder.h"
+#include "sched/stream_device.h"
 
 namespace hetsched {
 
@@ -154,13 +154,6 @@ std::vector<int> maximum_matching(const std::vector<std::vector<int>>& edges) {
   return match_left;
 }
 
-int device_with_most_streams(const Platform& platform) {
-  int best = 0;
-  for (size_t d = 1; d < platform.devices.size(); ++d)
-    if (platform.devices[d].n_streams > platform.devices[best].n_streams) best = static_cast<int>(d);
-  return best;
-}
-
 class NimbleScheduler : public Scheduler {
  public:
   Plan schedule(const Graph& graph, const Platform& platform, const CostModel&,
@@ -169,25 +162,8 @@ class NimbleScheduler : public Scheduler {
       if (key != "device")
         throw Error(ErrorCode::kUsage,
                     fmt::format("scheduler 'nimble': unknown parameter '{}' (known: device)", key));
-    if (platform.devices.empty()) throw Error(ErrorCode::kUsage, "scheduler 'nimble': the platform has no device");
-    int device_index;
-    auto given = options.params.find("device");
-    if (given != options.params.end()) {
-      device_index = platform.find_device(given->second);
-      if (device_index < 0)
-        throw Error(ErrorCode::kUsage, fmt::format("scheduler 'nimble': parameter device='{}' is not a device of "
-                                                   "this platform",
-                                                   given->second));
-    } else {
-      device_index = device_with_most_streams(platform);
-    }
+    int device_index = pick_stream_device(graph, platform, options, "nimble");
     const PlatformDevice& device = platform.devices[device_index];
-    for (const Node& node : graph.nodes)
-      if (!device.supports(node))
-        throw Error(given != options.params.end() ? ErrorCode::kUsage : ErrorCode::kUnsupported,
-                    fmt::format("scheduler 'nimble': device {} does not run {} (nimble places the whole graph on one "
-                                "device; choose one with --sched-param device=NAME)",
-                                device.name, node.label()));
 
     std::vector<std::vector<NodeId>> units = fusion_units(graph);
     std::vector<int> successor_in_chain = maximum_matching(transitive_reduction(unit_dag(graph, units)));

@@ -15,6 +15,7 @@
 #include "hetsched/error.h"
 #include "hetsched/scheduler.h"
 #include "plan/plan_builder.h"
+#include "sched/stream_device.h"
 
 namespace hetsched {
 
@@ -33,34 +34,6 @@ struct Unit {
   int stream = -1;
   std::string stream_why;
 };
-
-int pick_device(const Graph& graph, const Platform& platform, const ScheduleOptions& options) {
-  auto given = options.params.find("device");
-  if (given != options.params.end()) {
-    int index = platform.find_device(given->second);
-    if (index < 0)
-      throw Error(ErrorCode::kUsage, fmt::format("scheduler 'opara': parameter device='{}' is not a device of this "
-                                                 "platform",
-                                                 given->second));
-    for (const Node& node : graph.nodes)
-      if (!platform.devices[index].supports(node))
-        throw Error(ErrorCode::kUsage, fmt::format("scheduler 'opara': device {} does not run {}",
-                                                   platform.devices[index].name, node.label()));
-    return index;
-  }
-  int chosen = -1;
-  for (size_t d = 0; d < platform.devices.size(); ++d) {
-    const PlatformDevice& device = platform.devices[d];
-    bool runs_all = std::all_of(graph.nodes.begin(), graph.nodes.end(),
-                                [&](const Node& node) { return device.supports(node); });
-    // The first device wins ties on stream count.
-    if (runs_all && (chosen < 0 || device.n_streams > platform.devices[chosen].n_streams))
-      chosen = static_cast<int>(d);
-  }
-  if (chosen < 0)
-    throw Error(ErrorCode::kUnsupported, "scheduler 'opara': no device of this platform runs every op of the graph");
-  return chosen;
-}
 
 // Opara's Alg. 1: a unit continues the stream of its first predecessor that
 // is still the tail of its stream; otherwise it opens a new one. Past the
@@ -131,7 +104,7 @@ class OparaScheduler : public Scheduler {
     for (const auto& [key, value] : options.params)
       if (key != "device")
         throw Error(ErrorCode::kUsage, fmt::format("scheduler 'opara': unknown parameter '{}' (known: device)", key));
-    int device_index = pick_device(graph, platform, options);
+    int device_index = pick_stream_device(graph, platform, options, "opara");
     const PlatformDevice& device = platform.devices[device_index];
     std::vector<std::string> notes;
 

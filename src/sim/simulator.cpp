@@ -72,37 +72,11 @@ class Simulation {
 
   const PlatformDevice& lane_device(size_t lane) const { return platform_.devices[lane_device_[lane]]; }
 
-  // Devices naming one resource share its bandwidth; a launch's memory
-  // demand (a fraction of its own device's bandwidth) becomes a fraction of
-  // the resource's through the ratio of the two.
   void index_shared_resources() {
-    const auto& devices = platform_.devices;
-    resource_of_.assign(devices.size(), kNoResource);
-    std::vector<std::string> names;
-    for (size_t d = 0; d < devices.size(); ++d) {
-      const std::string& name = devices[d].shared_resource;
-      if (name.empty()) continue;
-      auto it = std::find(names.begin(), names.end(), name);
-      resource_of_[d] = static_cast<int>(it - names.begin());
-      if (it == names.end()) names.push_back(name);
-    }
-    std::vector<double> capacity(names.size(), 0);
-    for (size_t r = 0; r < names.size(); ++r) {
-      const SharedResource* resource = platform_.resource(names[r]);
-      if (resource && resource->bandwidth_gbps > 0) capacity[r] = resource->bandwidth_gbps;
-    }
-    // Unknown capacity: the fastest member alone saturates it.
-    for (size_t d = 0; d < devices.size(); ++d) {
-      int r = resource_of_[d];
-      if (r != kNoResource && !(platform_.resource(names[r]) && platform_.resource(names[r])->bandwidth_gbps > 0))
-        capacity[r] = std::max(capacity[r], devices[d].bandwidth_gbps);
-    }
-    share_of_resource_.assign(devices.size(), 0);
-    for (size_t d = 0; d < devices.size(); ++d) {
-      int r = resource_of_[d];
-      if (r != kNoResource && capacity[r] > 0) share_of_resource_[d] = devices[d].bandwidth_gbps / capacity[r];
-    }
-    n_resources_ = static_cast<int>(names.size());
+    ResourceSharing sharing = resource_sharing(platform_);
+    resource_of_ = std::move(sharing.resource_of);
+    share_of_resource_ = std::move(sharing.share);
+    n_resources_ = sharing.n_resources;
   }
 
   void count(CostSource source) { ++result_.n_estimates[static_cast<int>(source)]; }
@@ -449,6 +423,38 @@ class Simulation {
 };
 
 }  // namespace
+
+ResourceSharing resource_sharing(const Platform& platform) {
+  const auto& devices = platform.devices;
+  ResourceSharing sharing;
+  sharing.resource_of.assign(devices.size(), kNoResource);
+  std::vector<std::string> names;
+  for (size_t d = 0; d < devices.size(); ++d) {
+    const std::string& name = devices[d].shared_resource;
+    if (name.empty()) continue;
+    auto it = std::find(names.begin(), names.end(), name);
+    sharing.resource_of[d] = static_cast<int>(it - names.begin());
+    if (it == names.end()) names.push_back(name);
+  }
+  std::vector<double> capacity(names.size(), 0);
+  for (size_t r = 0; r < names.size(); ++r) {
+    const SharedResource* resource = platform.resource(names[r]);
+    if (resource && resource->bandwidth_gbps > 0) capacity[r] = resource->bandwidth_gbps;
+  }
+  // Unknown capacity: the fastest member alone saturates it.
+  for (size_t d = 0; d < devices.size(); ++d) {
+    int r = sharing.resource_of[d];
+    if (r != kNoResource && !(platform.resource(names[r]) && platform.resource(names[r])->bandwidth_gbps > 0))
+      capacity[r] = std::max(capacity[r], devices[d].bandwidth_gbps);
+  }
+  sharing.share.assign(devices.size(), 0);
+  for (size_t d = 0; d < devices.size(); ++d) {
+    int r = sharing.resource_of[d];
+    if (r != kNoResource && capacity[r] > 0) sharing.share[d] = devices[d].bandwidth_gbps / capacity[r];
+  }
+  sharing.n_resources = static_cast<int>(names.size());
+  return sharing;
+}
 
 SimResult simulate(const Plan& plan, const Graph& graph, const Platform& platform, const CostModel& cost,
                    const SimOptions& options) {

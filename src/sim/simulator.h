@@ -33,6 +33,17 @@ struct SimResult {
   int n_estimates[5] = {0, 0, 0, 0, 0};  // per CostSource
 };
 
+// How the model shares bandwidth: devices naming one SharedResource share
+// its bandwidth (unknown: the fastest member alone saturates it), and a
+// launch's memory demand, a fraction of its own device's bandwidth, counts
+// as demand * share[device] of the resource's.
+struct ResourceSharing {
+  std::vector<int> resource_of;  // per platform device: resource index, -1 when it shares none
+  std::vector<double> share;     // per platform device: its bandwidth / the resource's
+  int n_resources = 0;
+};
+ResourceSharing resource_sharing(const Platform& platform);
+
 SimResult simulate(const Plan& plan, const Graph& graph, const Platform& platform, const CostModel& cost,
                    const SimOptions& options = {});
 

@@ -2,6 +2,7 @@
 // and cost model a command works against.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -87,5 +88,26 @@ Platform make_cli_platform(const ModelOptions& options);
 // cost model for `platform`, calibrating real devices' peaks first (stored in
 // the database). Warnings of the database go to stderr.
 std::shared_ptr<const CostModel> make_cli_cost_model(Platform& platform, const std::string& db_path);
+
+// Rows of cells, the first row the header; columns padded to their widest
+// cell, numbers (the columns marked in `right`) aligned right.
+void print_table(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right,
+                 const std::string& indent = "  ");
+
+// One self-overwriting line on stderr for long steps: a bar, done/total,
+// the ETA and what is being done. Only drawn when stderr is a terminal, so
+// logs and pipes get no control characters.
+class ProgressBar {
+ public:
+  ProgressBar();
+  ~ProgressBar() { clear(); }
+  void update(int done, int total, const std::string& what);
+  void clear();
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
 
 }  // namespace hetsched::cli

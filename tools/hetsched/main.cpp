@@ -20,9 +20,11 @@
 #include "hetsched/tensor_io.h"
 #include "hetsched/zoo.h"
 #include "cli_common.h"
+#include "compare_command.h"
 #include "devices_command.h"
 #include "plan_commands.h"
 #include "profile_command.h"
+#include "schedule_dag_command.h"
 #include "simulate_command.h"
 #include "kernels/kernel.h"
 
@@ -399,11 +401,14 @@ int main(int argc, char** argv) {
   conformance.add_to(app);
   demo.add_to(app);
   lists.add_to(app);
-  int devices_exit_code = 0, plan_exit_code = 0, profile_exit_code = 0, simulate_exit_code = 0;
+  int devices_exit_code = 0, plan_exit_code = 0, profile_exit_code = 0, simulate_exit_code = 0, compare_exit_code = 0,
+      schedule_dag_exit_code = 0;
   add_devices_command(app, &devices_exit_code);
   add_plan_commands(app, &plan_exit_code);
   add_profile_command(app, &profile_exit_code);
   add_simulate_command(app, &simulate_exit_code);
+  add_compare_command(app, &compare_exit_code);
+  add_schedule_dag_command(app, &schedule_dag_exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -419,5 +424,6 @@ int main(int argc, char** argv) {
     return 1;
   }
   return run.exit_code | export_cmd.exit_code | conformance.exit_code | demo.exit_code | devices_exit_code |
-         plan_exit_code | profile_exit_code | simulate_exit_code;
+         plan_exit_code | profile_exit_code | simulate_exit_code | compare_exit_code |
+         schedule_dag_exit_code;
 }

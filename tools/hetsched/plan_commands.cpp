@@ -25,6 +25,7 @@ namespace {
 
 using namespace hetsched;
 using hetsched::cli::ModelOptions;
+using hetsched::cli::print_table;
 
 std::string format_bytes(double bytes) {
   if (bytes >= 1 << 30) return fmt::format("{:.2f} GiB", bytes / (1 << 30));
@@ -42,32 +43,6 @@ double value_bytes(const Value& v) {
 
 std::string percent(double part, double whole) {
   return whole > 0 ? fmt::format("{:.1f}%", 100.0 * part / whole) : "-";
-}
-
-// Rows of cells, the first row the header; columns padded to their widest
-// cell, numbers (the columns marked in `right`) aligned right.
-void print_table(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right,
-                 const std::string& indent = "  ") {
-  std::vector<size_t> widths;
-  for (const auto& row : rows)
-    for (size_t c = 0; c < row.size(); ++c) {
-      if (widths.size() <= c) widths.push_back(0);
-      widths[c] = std::max(widths[c], row[c].size());
-    }
-  for (const auto& row : rows) {
-    std::string line = indent;
-    for (size_t c = 0; c < row.size(); ++c) {
-      bool last = c + 1 == row.size();
-      bool align_right = c < right.size() && right[c];
-      if (align_right)
-        line += fmt::format("{:>{}}", row[c], widths[c]);
-      else
-        line += last ? row[c] : fmt::format("{:<{}}", row[c], widths[c]);
-      if (!last) line += "  ";
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    fmt::print("{}\n", line);
-  }
 }
 
 std::map<std::string, std::string> parse_scheduler_params(const std::vector<std::string>& params) {

@@ -1,7 +1,6 @@
 // `hetsched profile` (see profile_command.h).
 #include "profile_command.h"
 
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -26,41 +25,7 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-std::string format_duration(double seconds) {
-  if (seconds < 60) return fmt::format("{:.0f}s", seconds);
-  return fmt::format("{}m{:02}s", static_cast<int>(seconds) / 60, static_cast<int>(seconds) % 60);
-}
-
-// One self-overwriting line on stderr; only drawn when stderr is a terminal,
-// so logs and pipes get no control characters.
-class ProgressBar {
- public:
-  ProgressBar() : enabled_(isatty(fileno(stderr)) != 0), start_(Clock::now()) {}
-  ~ProgressBar() { clear(); }
-
-  void update(int done, int total, const std::string& what) {
-    if (!enabled_ || total <= 0) return;
-    constexpr int kWidth = 30;
-    int filled = done * kWidth / total;
-    std::string eta = "ETA --";
-    if (done > 0) eta = "ETA " + format_duration(seconds_since(start_) * (total - done) / done);
-    fmt::print(stderr, "\r\033[K[{}{}] {}/{} {:3d}% {}  {}", std::string(static_cast<size_t>(filled), '#'),
-               std::string(static_cast<size_t>(kWidth - filled), '.'), done, total, done * 100 / total, eta, what);
-    std::fflush(stderr);
-    drawn_ = true;
-  }
-  void clear() {
-    if (!drawn_) return;
-    fmt::print(stderr, "\r\033[K");
-    std::fflush(stderr);
-    drawn_ = false;
-  }
-
- private:
-  bool enabled_;
-  bool drawn_ = false;
-  Clock::time_point start_;
-};
+using cli::ProgressBar;
 
 struct ProfileCommand {
   cli::ModelOptions model;

@@ -1,0 +1,72 @@
+// Comparing schedulers on one model and platform: every scheduler's plan
+// predicted by the simulator (all with the same cost model, whatever the
+// scheduler itself predicted), optionally measured by running it, against
+// the best single device and a lower bound. What `hetsched compare` prints.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hetsched/cost_model.h"
+#include "hetsched/graph.h"
+#include "hetsched/plan.h"
+#include "hetsched/platform.h"
+
+namespace hetsched {
+
+struct CompareOptions {
+  std::vector<std::string> schedulers;  // empty: every registered scheduler
+  uint64_t seed = 0;                    // for randomised schedulers
+  // Run the plans for real: `warmups` untimed runs each, then `rounds`
+  // rounds in which every plan runs once (interleaved, so that a noisy
+  // period hits all alike); the median per plan is reported.
+  bool measure = false;
+  int warmups = 2;
+  int rounds = 10;
+  // Called before each step (planning a scheduler, measuring round k).
+  std::function<void(int done, int total, const std::string& what)> progress;
+};
+
+struct Measurement {
+  double p50_ms = -1;  // -1: not measured
+  double min_ms = -1, max_ms = -1;
+};
+
+// One way of running the model on a single device, one launch after another
+// — the baselines every speed-up is measured against.
+struct SequentialBaseline {
+  std::string device;  // a platform device, or for two or more CPU core groups also their union ("cpu:0-1")
+  double predicted_ms = -1;
+  Measurement measured;
+};
+
+struct SchedulerOutcome {
+  std::string name;
+  std::string error;  // why it made no plan ("" when it did), e.g. a graph too large for `optimal`
+  double plan_ms = 0;  // planning time
+  double predicted_ms = -1;  // simulated
+  Measurement measured;
+  std::shared_ptr<const Plan> plan;
+};
+
+struct Comparison {
+  double lower_bound_ms = 0;
+  double critical_path_ms = 0, capacity_ms = 0;  // the two parts of the bound (lower_bound.h)
+  std::vector<SequentialBaseline> sequential;
+  // The fastest baseline: measured when measured, else predicted.
+  std::string best_sequential_device;
+  double best_sequential_ms = 0;
+  std::vector<SchedulerOutcome> schedulers;
+};
+
+// `cost` must be the model `platform` was calibrated with (open_cost_model);
+// `db_path` is where the union CPU device, if any, finds its profile.
+// Scheduler failures are recorded, not thrown; a bad scheduler name is
+// ErrorCode::kUsage.
+Comparison compare_schedulers(const Graph& graph, const Platform& platform, std::shared_ptr<const CostModel> cost,
+                              const std::string& db_path, const CompareOptions& options);
+
+}  // namespace hetsched

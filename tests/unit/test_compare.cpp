@@ -1,0 +1,192 @@
+// The makespan lower bound, `compare_schedulers` and `hetsched compare`.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_test_util.h"
+#include "graph_test_util.h"
+#include "hetsched/compare.h"
+#include "hetsched/cost_model.h"
+#include "hetsched/scheduler.h"
+#include "hetsched/session.h"
+#include "onnx_model_util.h"
+#include "plan/plan_builder.h"
+#include "sched/lower_bound.h"
+#include "sim/simulator.h"
+
+namespace hetsched {
+namespace {
+
+using testing::add_float_value;
+using testing::add_op;
+
+const std::string kPlatforms = std::string(HETSCHED_SOURCE_DIR) + "/platforms/";
+
+PlatformDevice emulated(const std::string& name, double gflops) {
+  PlatformDevice d;
+  d.name = "emu:" + name;
+  d.kind = DeviceKind::kEmulated;
+  d.model_kind = "cpu";
+  d.peak_gflops = gflops;
+  d.bandwidth_gbps = gflops;  // Relu: 1 FLOP and 8 bytes per element, so memory-bound
+  d.launch_overhead_us = 1;
+  d.signature = "test-" + name;
+  return d;
+}
+
+Platform two_devices(double fast_gflops, double slow_gflops) {
+  Platform p;
+  p.name = "two";
+  p.devices = {emulated("fast", fast_gflops), emulated("slow", slow_gflops)};
+  return p;
+}
+
+double alone(const Graph& g, NodeId node, const CostModel& cost, const PlatformDevice& device) {
+  return cost.launch(g, {node}, device).us;
+}
+
+TEST(LowerBound, ChainIsTheSumOfItsFastestCosts) {
+  Graph g;
+  ValueId v = add_float_value(g, "x", {1, 1 << 16});
+  g.inputs.push_back(v);
+  std::vector<NodeId> nodes;
+  for (int i = 0; i < 3; ++i) {
+    ValueId out = add_float_value(g, "y" + std::to_string(i), {1, 1 << 16});
+    nodes.push_back(add_op(g, "Relu", "relu" + std::to_string(i), {v}, {out}));
+    v = out;
+  }
+  g.outputs.push_back(v);
+  g.finalize();
+  Platform p = two_devices(20, 5);
+  auto cost = make_roofline_cost_model(p);
+  double expected = 0;
+  for (NodeId n = 0; n < 3; ++n)
+    expected += std::min(alone(g, n, *cost, p.devices[0]), alone(g, n, *cost, p.devices[1]));
+  MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+  EXPECT_NEAR(bound.critical_path_us, expected, 1e-9 * expected);
+  EXPECT_LE(bound.capacity_us, bound.critical_path_us + 1e-9);
+  EXPECT_DOUBLE_EQ(bound.us, bound.critical_path_us);
+}
+
+TEST(LowerBound, IndependentWorkSplitsOverTheDevices) {
+  // Four equal independent Relus on two equal devices: at best two each.
+  Graph g;
+  for (int i = 0; i < 4; ++i) {
+    ValueId x = add_float_value(g, "x" + std::to_string(i), {1, 1 << 16});
+    ValueId y = add_float_value(g, "y" + std::to_string(i), {1, 1 << 16});
+    g.inputs.push_back(x);
+    g.outputs.push_back(y);
+    add_op(g, "Relu", "relu" + std::to_string(i), {x}, {y});
+  }
+  g.finalize();
+  Platform p = two_devices(10, 10);
+  auto cost = make_roofline_cost_model(p);
+  double c = alone(g, 0, *cost, p.devices[0]);
+  MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+  EXPECT_NEAR(bound.critical_path_us, c, 1e-9 * c);
+  EXPECT_NEAR(bound.capacity_us, 2 * c, 1e-6 * c);
+  EXPECT_NEAR(bound.us, 2 * c, 1e-6 * c);
+
+  // A device three times as fast takes three quarters of the work: T = 3c/4 * ... solved by the LP.
+  Platform uneven = two_devices(30, 10);
+  auto uneven_cost = make_roofline_cost_model(uneven);
+  double fast = alone(g, 0, *uneven_cost, uneven.devices[0]), slow = alone(g, 0, *uneven_cost, uneven.devices[1]);
+  // Fractions f on the fast device: 4 f fast = 4 (1 - f) slow.
+  double f = slow / (fast + slow);
+  EXPECT_NEAR(makespan_lower_bound(g, uneven, *uneven_cost).capacity_us, 4 * f * fast, 1e-6 * fast);
+}
+
+TEST(LowerBound, NoPlanOfTheSchedulersBeatsIt) {
+  // Schedulers whose launches are fusion units: the bound holds for them
+  // (lower_bound.h says why coarser launches may come in under it).
+  Graph g = load_model("zoo:googlenet");
+  for (const char* file : {"desktop-gpu.json", "phone-soc.json", "cpu-dsa.json"}) {
+    Platform p = make_platform("", kPlatforms + file);
+    auto cost = make_roofline_cost_model(p);
+    MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+    EXPECT_GT(bound.us, 0);
+    for (const char* name : {"heft", "peft", "opara", "nimble", "type-based", "round-robin"}) {
+      Plan plan = make_scheduler(name)->schedule(g, p, *cost, ScheduleOptions{});
+      double makespan = simulate(plan, g, p, *cost).makespan_us;
+      EXPECT_GE(makespan, bound.us * (1 - 1e-9)) << name << " on " << file;
+    }
+  }
+}
+
+TEST(Compare, EmulatedPlatformPredictsEverySchedulerAgainstTheBestDevice) {
+  Graph g = load_model("zoo:googlenet");
+  Platform p = make_platform("", kPlatforms + "phone-soc.json");
+  std::shared_ptr<const CostModel> cost = make_roofline_cost_model(p);
+  CompareOptions options;
+  options.schedulers = {"sequential", "heft", "opara"};
+  Comparison c = compare_schedulers(g, p, cost, "", options);
+
+  // The NPU runs only some ops: it is no baseline; the CPU clusters are.
+  ASSERT_EQ(c.sequential.size(), 2u);
+  for (const auto& b : c.sequential) EXPECT_NE(b.device, "emu:npu");
+  double best = std::min(c.sequential[0].predicted_ms, c.sequential[1].predicted_ms);
+  EXPECT_DOUBLE_EQ(c.best_sequential_ms, best);
+  EXPECT_GT(c.lower_bound_ms, 0);
+  EXPECT_LE(c.lower_bound_ms, best);
+
+  ASSERT_EQ(c.schedulers.size(), 3u);
+  for (const SchedulerOutcome& s : c.schedulers) {
+    ASSERT_TRUE(s.error.empty()) << s.name << ": " << s.error;
+    ASSERT_TRUE(s.plan);
+    // Predicted by the simulator, whatever the scheduler said itself.
+    EXPECT_DOUBLE_EQ(s.predicted_ms, simulate(*s.plan, g, p, *cost).makespan_us / 1e3) << s.name;
+    EXPECT_LT(s.measured.p50_ms, 0) << "nothing was run";
+  }
+  EXPECT_LT(c.schedulers[1].predicted_ms, best) << "heft uses the NPU and beats one cluster alone";
+}
+
+TEST(Compare, UnknownSchedulerIsAUsageError) {
+  Graph g = load_model("zoo:resnet18");
+  Platform p = make_platform("", kPlatforms + "desktop-gpu.json");
+  CompareOptions options;
+  options.schedulers = {"sequential", "no-such"};
+  try {
+    compare_schedulers(g, p, make_roofline_cost_model(p), "", options);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUsage);
+    EXPECT_NE(std::string(e.what()).find("no-such"), std::string::npos);
+  }
+}
+
+TEST(CompareCli, MeasuresPlansAndTheUnionOfTheCoresOnARealMachine) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two cores";
+  auto dir = testing::temp_dir("compare_cli");
+  std::string json_path = (dir / "c.json").string();
+  auto r = testing::run_cli("compare zoo:squeezenet1_0 --devices cpu:0,cpu:1 --schedulers heft,sequential --measure "
+                            "-n 1 -w 0 --db " + (dir / "p.db").string() + " --json " + json_path);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("best sequential:"), std::string::npos) << r.output;
+  std::ifstream in(json_path);
+  nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_TRUE(j["measured"].get<bool>());
+  EXPECT_GT(j["lower_bound_ms"].get<double>(), 0);
+  EXPECT_GT(j["best_sequential_ms"].get<double>(), 0);
+  std::vector<std::string> baselines;
+  for (const auto& b : j["sequential"]) {
+    baselines.push_back(b["device"]);
+    EXPECT_GT(b["measured_p50_ms"].get<double>(), 0);
+  }
+  EXPECT_EQ(baselines, (std::vector<std::string>{"cpu:0", "cpu:1", "cpu:0-1"}));
+  ASSERT_EQ(j["schedulers"].size(), 2u);
+  for (const auto& s : j["schedulers"]) {
+    EXPECT_GT(s["predicted_ms"].get<double>(), 0) << s;
+    EXPECT_GT(s["measured_p50_ms"].get<double>(), 0) << s;
+    EXPECT_GE(s["plan_ms"].get<double>(), 0) << s;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace hetsched

@@ -1,0 +1,144 @@
+// `hetsched compare` (see compare_command.h).
+#include "compare_command.h"
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_common.h"
+#include "hetsched/compare.h"
+#include "hetsched/error.h"
+
+namespace {
+
+using namespace hetsched;
+
+struct CompareCommand {
+  cli::ModelOptions model;
+  std::vector<std::string> schedulers;
+  CompareOptions options;
+  std::string json_path;
+
+  std::string ms(double value) const { return value >= 0 ? fmt::format("{:.3f}", value) : "-"; }
+  std::string measured(const Measurement& m) const {
+    return m.p50_ms >= 0 ? fmt::format("{:.3f} ({:.3f}-{:.3f})", m.p50_ms, m.min_ms, m.max_ms) : "-";
+  }
+  static std::string ratio(double num, double den) { return num > 0 && den > 0 ? fmt::format("{:.2f}x", num / den) : "-"; }
+
+  // Speed-ups compare like with like: measured with measured, predicted
+  // with predicted.
+  double best_predicted(const Comparison& c) const {
+    double best = -1;
+    for (const auto& b : c.sequential)
+      if (best < 0 || b.predicted_ms < best) best = b.predicted_ms;
+    return best;
+  }
+
+  void print(const Comparison& c, const Graph& graph, const Platform& platform) const {
+    const char* what = platform.has_emulated() ? "emulated" : "measured";
+    fmt::print("model: {} ({} nodes, {:.2f} GFLOPs) on {}\n", model.model, graph.nodes.size(),
+               graph.total_flops() / 1e9, platform.name);
+    fmt::print("lower bound: {:.3f} ms (critical path {:.3f} ms, capacity {:.3f} ms)\n", c.lower_bound_ms,
+               c.critical_path_ms, c.capacity_ms);
+    fmt::print("\none device, one launch after another:\n");
+    std::vector<std::vector<std::string>> rows = {
+        {"device", "predicted ms", fmt::format("{} p50 ms (min-max)", what)}};
+    for (const auto& b : c.sequential) rows.push_back({b.device, ms(b.predicted_ms), measured(b.measured)});
+    cli::print_table(rows, {false, true, true});
+    fmt::print("best sequential: {} ({:.3f} ms {})\n", c.best_sequential_device, c.best_sequential_ms,
+               options.measure ? what : "predicted");
+
+    double best_predicted_ms = best_predicted(c);
+    fmt::print("\nschedulers (predicted: simulated with one cost model for all):\n");
+    rows = {{"scheduler", "predicted ms", "speed-up", "/ bound", fmt::format("{} p50 ms (min-max)", what), "speed-up",
+             "plan ms", "note"}};
+    for (const SchedulerOutcome& s : c.schedulers) {
+      if (!s.error.empty()) {
+        rows.push_back({s.name, "-", "-", "-", "-", "-", "-", s.error});
+        continue;
+      }
+      rows.push_back({s.name, ms(s.predicted_ms), ratio(best_predicted_ms, s.predicted_ms),
+                      ratio(s.predicted_ms, c.lower_bound_ms), measured(s.measured),
+                      s.measured.p50_ms >= 0 ? ratio(c.best_sequential_ms, s.measured.p50_ms) : "-",
+                      fmt::format("{:.1f}", s.plan_ms), ""});
+    }
+    cli::print_table(rows, {false, true, true, true, true, true, true, false});
+  }
+
+  void write_json(const Comparison& c, const Platform& platform) const {
+    auto number_or_null = [](double v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    nlohmann::json sequential = nlohmann::json::array();
+    for (const auto& b : c.sequential)
+      sequential.push_back({{"device", b.device},
+                            {"predicted_ms", number_or_null(b.predicted_ms)},
+                            {"measured_p50_ms", number_or_null(b.measured.p50_ms)}});
+    nlohmann::json rows = nlohmann::json::array();
+    for (const SchedulerOutcome& s : c.schedulers) {
+      nlohmann::json row = {{"name", s.name},
+                            {"predicted_ms", number_or_null(s.predicted_ms)},
+                            {"measured_p50_ms", number_or_null(s.measured.p50_ms)},
+                            {"plan_ms", s.plan_ms}};
+      if (!s.error.empty()) row["error"] = s.error;
+      rows.push_back(row);
+    }
+    nlohmann::json j = {{"model", model.model},
+                        {"platform", platform.name},
+                        {"measured", options.measure},
+                        {"emulated", platform.has_emulated()},
+                        {"lower_bound_ms", c.lower_bound_ms},
+                        {"best_sequential_ms", c.best_sequential_ms},
+                        {"best_sequential_device", c.best_sequential_device},
+                        {"sequential", sequential},
+                        {"schedulers", rows}};
+    std::ofstream out(json_path);
+    if (!out) throw Error(ErrorCode::kIo, fmt::format("{}: cannot open for writing", json_path));
+    out << j.dump(2) << "\n";
+    if (!out) throw Error(ErrorCode::kIo, fmt::format("{}: write failed", json_path));
+  }
+
+  void execute() {
+    if (model.reference) throw Error(ErrorCode::kUsage, "compare: --reference does not apply: it compares plans");
+    Graph graph = load_model(model.model, model.load_options());
+    Platform platform = cli::make_cli_platform(model);
+    std::shared_ptr<const CostModel> cost = cli::make_cli_cost_model(platform, model.db);
+    options.schedulers = schedulers;
+    Comparison comparison;
+    {
+      cli::ProgressBar bar;
+      options.progress = [&bar](int done, int total, const std::string& what) { bar.update(done, total, what); };
+      comparison = compare_schedulers(graph, platform, cost, model.db, options);
+    }
+    print(comparison, graph, platform);
+    if (!json_path.empty()) write_json(comparison, platform);
+  }
+};
+
+}  // namespace
+
+void add_compare_command(CLI::App& app, int* exit_code) {
+  auto state = std::make_shared<CompareCommand>();
+  auto* cmd = app.add_subcommand(
+      "compare", "every scheduler's plan, predicted (and with --measure run), against the best single device");
+  state->model.add_to(cmd);
+  cmd->add_option("--db", state->model.db, "profile database for the cost model (default: the per-user cache)");
+  cmd->add_option("--schedulers", state->schedulers, "schedulers to compare (default: all; see `hetsched schedulers`)")
+      ->delimiter(',');
+  cmd->add_option("--seed", state->options.seed, "seed for randomised schedulers")->capture_default_str();
+  cmd->add_flag("--measure", state->options.measure, "also run every plan, interleaved rounds, and report medians");
+  cmd->add_option("-w,--warmup", state->options.warmups, "untimed runs of each plan before measuring")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  cmd->add_option("-n,--rounds", state->options.rounds, "measured runs of each plan (one per round)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--json", state->json_path, "write the comparison as JSON to this file");
+  cmd->callback([state, exit_code] {
+    state->execute();
+    *exit_code = 0;
+  });
+}
