@@ -80,6 +80,11 @@ std::unique_ptr<CostModel> make_roofline_cost_model(const Platform& platform);
 // measured one wins. Transfers use measured links where stored.
 std::unique_ptr<CostModel> make_combined_cost_model(const Platform& platform, std::shared_ptr<const ProfileDB> db);
 
+// Remembers every launch() and corun_us() answer of `inner` (which must
+// outlive it), for searches that ask about the same launches thousands of
+// times (auto's local search). Not safe to share between threads.
+std::unique_ptr<CostModel> make_memoizing_cost_model(const CostModel& inner);
+
 // The cost model commands and sessions use: opens the profile database at
 // `db_path` ("" = the default path), calibrates the platform's real devices
 // (peaks measured once, then read from the database) and returns the

@@ -41,6 +41,7 @@ struct Value {
 
   bool is_constant() const { return initializer.has_value(); }
   bool shape_is_static() const;  // has_shape and every dim >= 0
+  double nbytes() const;          // size of its tensor; 0 unless the shape is static
 };
 
 struct Attribute {

@@ -5,12 +5,12 @@
 
 namespace hetsched {
 
-namespace {
-
-double value_bytes(const Value& v) {
-  if (!v.shape_is_static()) return 0;
-  return static_cast<double>(shape_numel(v.shape)) * static_cast<double>(dtype_size(v.dtype));
+double Value::nbytes() const {
+  if (!shape_is_static()) return 0;
+  return static_cast<double>(shape_numel(shape)) * static_cast<double>(dtype_size(dtype));
 }
+
+namespace {
 
 double value_numel(const Value& v) { return v.shape_is_static() ? static_cast<double>(shape_numel(v.shape)) : 0; }
 
@@ -62,9 +62,9 @@ void Graph::annotate_costs() {
     n.cost = {};
     n.cost.flops = node_flops(*this, n);
     for (ValueId v : n.inputs)
-      if (v != kNoValue) n.cost.bytes_read += value_bytes(values[v]);
+      if (v != kNoValue) n.cost.bytes_read += values[v].nbytes();
     for (ValueId v : n.outputs)
-      if (v != kNoValue) n.cost.bytes_written += value_bytes(values[v]);
+      if (v != kNoValue) n.cost.bytes_written += values[v].nbytes();
   }
 }
 

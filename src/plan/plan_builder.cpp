@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <queue>
 
 #include <fmt/format.h>
 
@@ -56,8 +57,8 @@ struct Point {
 
 class PlanBuilder {
  public:
-  PlanBuilder(const Graph& graph, const Platform& platform, const std::string& scheduler)
-      : graph_(graph), platform_(platform), scheduler_(scheduler) {}
+  PlanBuilder(const Graph& graph, const Platform& platform, const std::string& scheduler, bool stamp_identity)
+      : graph_(graph), platform_(platform), scheduler_(scheduler), stamp_identity_(stamp_identity) {}
 
   Plan build(const std::vector<LaunchAssignment>& launches) {
     check_cover(launches);
@@ -68,8 +69,10 @@ class PlanBuilder {
 
     plan.scheduler = scheduler_;
     plan.model = graph_.source;
-    plan.model_hash = graph_fingerprint(graph_);
-    plan.platform_signature = platform_.signature();
+    if (stamp_identity_) {
+      plan.model_hash = graph_fingerprint(graph_);
+      plan.platform_signature = platform_.signature();
+    }
     for (const PlatformDevice& d : platform_.devices) plan.devices.push_back(d.name);
     for (const BuildLane& lane : lanes_) {
       Lane out{lane.device, lane.stream, {}};
@@ -237,6 +240,7 @@ class PlanBuilder {
   const Graph& graph_;
   const Platform& platform_;
   std::string scheduler_;
+  bool stamp_identity_;
   std::vector<BuildLane> lanes_;
   std::vector<int> launch_of_node_;
   std::map<std::pair<ValueId, std::string>, Point> available_;
@@ -246,8 +250,61 @@ class PlanBuilder {
 }  // namespace
 
 Plan build_plan(const Graph& graph, const Platform& platform, const std::vector<LaunchAssignment>& launches,
-                const std::string& scheduler) {
-  return PlanBuilder(graph, platform, scheduler).build(launches);
+                const std::string& scheduler, bool stamp_identity) {
+  return PlanBuilder(graph, platform, scheduler, stamp_identity).build(launches);
+}
+
+std::vector<LaunchAssignment> plan_launches(const Plan& plan, const Graph& graph, const Platform& platform) {
+  std::vector<LaunchAssignment> launches;
+  std::vector<int> launch_of(graph.nodes.size(), -1);
+  std::vector<std::vector<int>> successors;
+  std::vector<int> n_predecessors;
+  for (const Lane& lane : plan.lanes) {
+    int device = platform.find_device(plan.devices[lane.device]);
+    int previous = -1;
+    for (const PlanStep& step : lane.steps) {
+      if (step.kind != StepKind::kLaunch) continue;
+      int index = static_cast<int>(launches.size());
+      const std::string& reason = step.nodes.empty() ? std::string() : plan.placement[step.nodes.front()].reason;
+      launches.push_back({step.nodes, device, lane.stream, reason});
+      for (NodeId id : step.nodes) launch_of[id] = index;
+      successors.emplace_back();
+      n_predecessors.push_back(0);
+      if (previous >= 0) {  // the lane's order
+        successors[previous].push_back(index);
+        ++n_predecessors[index];
+      }
+      previous = index;
+    }
+  }
+  for (size_t l = 0; l < launches.size(); ++l)
+    for (NodeId id : launches[l].nodes)
+      for (ValueId v : graph.nodes[id].inputs) {
+        if (v == kNoValue || graph.values[v].producer == kNoNode) continue;
+        int from = launch_of[graph.values[v].producer];
+        if (from < 0 || from == static_cast<int>(l)) continue;
+        successors[from].push_back(static_cast<int>(l));
+        ++n_predecessors[l];
+      }
+  auto first_node = [&](int l) {
+    return launches[l].nodes.empty() ? NodeId{0} : *std::min_element(launches[l].nodes.begin(), launches[l].nodes.end());
+  };
+  using Entry = std::pair<NodeId, int>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> ready;
+  for (size_t l = 0; l < launches.size(); ++l)
+    if (n_predecessors[l] == 0) ready.push({first_node(static_cast<int>(l)), static_cast<int>(l)});
+  std::vector<LaunchAssignment> ordered;
+  while (!ready.empty()) {
+    int l = ready.top().second;
+    ready.pop();
+    ordered.push_back(launches[l]);
+    for (int s : successors[l])
+      if (--n_predecessors[s] == 0) ready.push({first_node(s), s});
+  }
+  if (ordered.size() != launches.size())
+    throw Error(ErrorCode::kInvalidFile, fmt::format("plan '{}': its launches wait on each other in a cycle",
+                                                     plan.scheduler));
+  return ordered;
 }
 
 }  // namespace hetsched

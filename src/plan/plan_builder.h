@@ -33,7 +33,15 @@ std::vector<std::vector<NodeId>> fusion_units(const Graph& graph);
 //   4. copies graph outputs produced outside host memory back to host.
 // Throws ErrorCode::kUsage when the order is not topological or a device
 // does not support a node (a scheduler bug, named).
+// `stamp_identity` false leaves model_hash and platform_signature empty: for
+// the many plans a search only simulates, never to be written or run.
 Plan build_plan(const Graph& graph, const Platform& platform, const std::vector<LaunchAssignment>& launches,
-                const std::string& scheduler);
+                const std::string& scheduler, bool stamp_identity = true);
+
+// The inverse of build_plan: a plan's launches as assignments (device as a
+// platform index, the first node's placement reason), listed in a
+// topological order that keeps each lane's order; ties go to the launch
+// whose first node comes first. For revising a plan and building it again.
+std::vector<LaunchAssignment> plan_launches(const Plan& plan, const Graph& graph, const Platform& platform);
 
 }  // namespace hetsched

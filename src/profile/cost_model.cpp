@@ -22,11 +22,6 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // GFLOP/s and GB/s times 1e3 give FLOP and bytes per microsecond.
 constexpr double kPerMicrosecond = 1e3;
 
-double value_bytes(const Value& value) {
-  if (!value.shape_is_static()) return 0;
-  return static_cast<double>(shape_numel(value.shape)) * static_cast<double>(dtype_size(value.dtype));
-}
-
 double launch_flops(const Graph& graph, const std::vector<NodeId>& nodes) {
   double flops = 0;
   for (NodeId id : nodes) flops += graph.nodes[id].cost.flops;
@@ -159,19 +154,25 @@ double launch_bytes(const Graph& graph, const std::vector<NodeId>& nodes) {
   std::sort(members.begin(), members.end());
   auto inside = [&](NodeId id) { return id != kNoNode && std::binary_search(members.begin(), members.end(), id); };
   double bytes = 0;
+  // A value several of the nodes read (one input feeding merged
+  // convolutions) is fetched once.
+  std::vector<ValueId> read;
   for (NodeId id : nodes) {
     const Node& node = graph.nodes[id];
     for (ValueId v : node.inputs)
-      if (v != kNoValue && !inside(graph.values[v].producer)) bytes += value_bytes(graph.values[v]);
+      if (v != kNoValue && !inside(graph.values[v].producer)) read.push_back(v);
     for (ValueId v : node.outputs) {
       if (v == kNoValue) continue;
       const Value& value = graph.values[v];
       bool read_outside = graph.is_graph_output(v) ||
                           std::any_of(value.consumers.begin(), value.consumers.end(),
                                       [&](NodeId c) { return !inside(c); });
-      if (read_outside) bytes += value_bytes(value);
+      if (read_outside) bytes += value.nbytes();
     }
   }
+  std::sort(read.begin(), read.end());
+  read.erase(std::unique(read.begin(), read.end()), read.end());
+  for (ValueId v : read) bytes += graph.values[v].nbytes();
   return bytes;
 }
 
@@ -200,6 +201,41 @@ ResourceDemand CostModel::demand(const Graph& graph, const std::vector<NodeId>& 
 
 std::optional<double> CostModel::corun_us(const Graph&, const std::vector<NodeId>&, const PlatformDevice&) const {
   return std::nullopt;
+}
+
+namespace {
+
+class MemoizingCostModel : public CostModel {
+ public:
+  explicit MemoizingCostModel(const CostModel& inner) : inner_(inner) {}
+  Estimate launch(const Graph& graph, const std::vector<NodeId>& nodes, const PlatformDevice& device) const override {
+    auto key = std::make_pair(device.name, nodes);
+    auto it = launches_.find(key);
+    if (it == launches_.end()) it = launches_.emplace(std::move(key), inner_.launch(graph, nodes, device)).first;
+    return it->second;
+  }
+  Estimate transfer(double bytes, const PlatformDevice& from, const PlatformDevice& to) const override {
+    return inner_.transfer(bytes, from, to);
+  }
+  std::optional<double> corun_us(const Graph& graph, const std::vector<NodeId>& nodes,
+                                 const PlatformDevice& device) const override {
+    auto key = std::make_pair(device.name, nodes);
+    auto it = coruns_.find(key);
+    if (it == coruns_.end()) it = coruns_.emplace(std::move(key), inner_.corun_us(graph, nodes, device)).first;
+    return it->second;
+  }
+
+ private:
+  using Key = std::pair<std::string, std::vector<NodeId>>;
+  const CostModel& inner_;
+  mutable std::map<Key, Estimate> launches_;
+  mutable std::map<Key, std::optional<double>> coruns_;
+};
+
+}  // namespace
+
+std::unique_ptr<CostModel> make_memoizing_cost_model(const CostModel& inner) {
+  return std::make_unique<MemoizingCostModel>(inner);
 }
 
 std::unique_ptr<CostModel> make_roofline_cost_model(const Platform& platform) {

@@ -175,11 +175,6 @@ double transfer_mean(double bytes, const Platform& platform, const CostModel& co
   return pairs == 0 ? 0 : sum / pairs;
 }
 
-double value_bytes(const Value& value) {
-  if (!value.shape_is_static()) return 0;
-  return static_cast<double>(shape_numel(value.shape)) * static_cast<double>(dtype_size(value.dtype));
-}
-
 std::string format_ms(double us) { return fmt::format("{:.3f} ms", us / 1000.0); }
 
 }  // namespace
@@ -269,7 +264,7 @@ UnitTaskGraph build_unit_task_graph(const Graph& graph, const Platform& platform
       if (!runs) continue;
       supported_somewhere = true;
       tasks.cost[t][p] = cost.launch(graph, unit, device).us;
-      for (ValueId v : inputs_from_host) tasks.cost[t][p] += graph_input_copy_us(value_bytes(graph.values[v]), device);
+      for (ValueId v : inputs_from_host) tasks.cost[t][p] += graph_input_copy_us(graph.values[v].nbytes(), device);
     }
     if (!supported_somewhere)
       throw Error(ErrorCode::kUnsupported,
@@ -292,7 +287,7 @@ UnitTaskGraph build_unit_task_graph(const Graph& graph, const Platform& platform
         for (NodeId consumer : graph.values[v].consumers)
           if (unit_of_node[consumer] != t) readers.insert(unit_of_node[consumer]);
         if (readers.empty()) continue;
-        double us = transfer_mean(value_bytes(graph.values[v]), platform, cost);
+        double us = transfer_mean(graph.values[v].nbytes(), platform, cost);
         for (int u : readers) comm[{t, u}] += us;
       }
   for (const auto& [edge, us] : comm) tasks.succ[edge.first].emplace_back(edge.second, us);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <vector>
 
 #include <ClpSimplex.hpp>
@@ -123,21 +124,53 @@ MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& plat
                               graph.nodes[units[u].front()].name, graph.nodes[units[u].front()].op_type));
   }
 
-  // Units come in a topological order, so every predecessor's finish is
-  // known when a unit is reached.
-  std::vector<double> finish(n_units, 0);
+  // finish[u][d]: the earliest unit u could end on device d if every
+  // device were free: after each predecessor ends, on whichever device is
+  // best for it, plus the hand-over or copy from there. Graph inputs start
+  // in host memory and graph outputs end there. Units come in a topological
+  // order, so predecessors are done when a unit is reached.
+  int host = -1;
+  for (size_t d = 0; d < n_devices && host < 0; ++d)
+    if (platform.devices[d].memory_space == kHostMemory) host = static_cast<int>(d);
+  auto transfer_us = [&](double bytes, size_t from, size_t to) {
+    if (from == to || bytes <= 0) return 0.0;
+    return cost.transfer(bytes, platform.devices[from], platform.devices[to]).us;
+  };
+  std::vector<std::vector<double>> finish(n_units, std::vector<double>(n_devices, kInfinity));
   MakespanLowerBound bound;
   for (size_t u = 0; u < n_units; ++u) {
-    double ready = 0;
-    for (NodeId id : units[u])
+    std::map<int, double> bytes_from;  // predecessor unit -> bytes read from it
+    double input_bytes = 0, output_bytes = 0;
+    for (NodeId id : units[u]) {
       for (ValueId v : graph.nodes[id].inputs) {
         if (v == kNoValue) continue;
         NodeId producer = graph.values[v].producer;
-        if (producer == kNoNode || unit_of[producer] == static_cast<int>(u)) continue;
-        ready = std::max(ready, finish[static_cast<size_t>(unit_of[producer])]);
+        double bytes = graph.values[v].nbytes();
+        if (producer == kNoNode) {
+          if (!graph.values[v].initializer) input_bytes += bytes;
+        } else if (unit_of[producer] != static_cast<int>(u)) {
+          bytes_from[unit_of[producer]] += bytes;
+        }
       }
-    finish[u] = ready + fastest[u];
-    bound.critical_path_us = std::max(bound.critical_path_us, finish[u]);
+      for (ValueId v : graph.nodes[id].outputs)
+        if (v != kNoValue && graph.is_graph_output(v))
+          output_bytes += graph.values[v].nbytes();
+    }
+    double best_end = kInfinity;
+    for (size_t d = 0; d < n_devices; ++d) {
+      if (!std::isfinite(time[u][d])) continue;
+      double ready = host >= 0 ? transfer_us(input_bytes, static_cast<size_t>(host), d) : 0;
+      for (const auto& [p, bytes] : bytes_from) {
+        double earliest = kInfinity;
+        for (size_t from = 0; from < n_devices; ++from)
+          earliest = std::min(earliest, finish[static_cast<size_t>(p)][from] + transfer_us(bytes, from, d));
+        ready = std::max(ready, earliest);
+      }
+      finish[u][d] = ready + time[u][d];
+      double out = host >= 0 ? transfer_us(output_bytes, d, static_cast<size_t>(host)) : 0;
+      best_end = std::min(best_end, finish[u][d] + out);
+    }
+    bound.critical_path_us = std::max(bound.critical_path_us, best_end);
   }
   bound.capacity_us = capacity_bound(time, demand, platform);
   bound.us = std::max(bound.critical_path_us, bound.capacity_us);

@@ -18,11 +18,6 @@ namespace {
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr int kNoResource = -1;
 
-double value_bytes(const Value& value) {
-  if (!value.shape_is_static()) return 0;
-  return static_cast<double>(shape_numel(value.shape)) * static_cast<double>(dtype_size(value.dtype));
-}
-
 // What a Launch or Copy costs when it runs alone, fixed before the run.
 struct StepWork {
   double alone_us = 0;
@@ -126,7 +121,7 @@ class Simulation {
         const PlatformDevice& producer = lane_device(producer_lane[v]);
         if (producer.memory_space != device.memory_space) continue;
         handed_over.push_back(v);
-        Estimate handover = cost_.transfer(value_bytes(graph_.values[v]), producer, device);
+        Estimate handover = cost_.transfer(graph_.values[v].nbytes(), producer, device);
         count(handover.source);
         work.alone_us += handover.us;
       }
@@ -145,7 +140,7 @@ class Simulation {
   StepWork copy_work(size_t lane, size_t index, const PlanStep& step) {
     if (step.value < 0 || step.value >= static_cast<ValueId>(graph_.values.size()))
       throw Error(ErrorCode::kInvalidFile, fmt::format("plan: lane {} step {}: copy of an unknown value", lane, index));
-    double bytes = value_bytes(graph_.values[step.value]);
+    double bytes = graph_.values[step.value].nbytes();
     // The copy runs on the lane's device: it is the endpoint in its own
     // space; any device of the other space stands for the other end.
     int own = lane_device_[lane];
@@ -323,7 +318,10 @@ class Simulation {
 
   void end_step(size_t lane) {
     const PlanStep& step = plan_.lanes[lane].steps[next_step_[lane]];
-    if (step.kind == StepKind::kLaunch) {
+    if (step.kind == StepKind::kLaunch) result_.launch_end_sum_us += now_;
+    if (!options_.trace) {
+      // No events: only the busy intervals below.
+    } else if (step.kind == StepKind::kLaunch) {
       std::string op_types;
       for (NodeId id : step.nodes) op_types += (op_types.empty() ? "" : "+") + graph_.nodes[id].op_type;
       add_event(lane, launch_name(step.nodes), "launch", started_at_[lane], op_types,

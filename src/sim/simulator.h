@@ -23,6 +23,7 @@ namespace hetsched {
 
 struct SimOptions {
   bool interference = true;
+  bool trace = true;  // false: leave SimResult::trace empty (searches simulate thousands of plans)
 };
 
 struct SimResult {
@@ -30,6 +31,9 @@ struct SimResult {
   Trace trace;                        // kind "simulated"
   std::vector<double> busy_us;        // per plan device: time running launches or copies
   std::vector<double> utilisation;    // busy_us / makespan_us
+  // Sum over launches of their end times: a finer objective than the
+  // makespan for searches (it drops when any launch ends sooner).
+  double launch_end_sum_us = 0;
   int n_estimates[5] = {0, 0, 0, 0, 0};  // per CostSource
 };
 

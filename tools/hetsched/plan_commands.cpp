@@ -34,13 +34,6 @@ std::string format_bytes(double bytes) {
   return fmt::format("{:.0f} B", bytes);
 }
 
-double value_bytes(const Value& v) {
-  if (!v.shape_is_static()) return 0;
-  double n = static_cast<double>(dtype_size(v.dtype));
-  for (int64_t d : v.shape) n *= static_cast<double>(d);
-  return n;
-}
-
 std::string percent(double part, double whole) {
   return whole > 0 ? fmt::format("{:.1f}%", 100.0 * part / whole) : "-";
 }
@@ -193,7 +186,7 @@ struct ExplainCommand {
     for (const Lane& lane : plan.lanes)
       for (const PlanStep& step : lane.steps) {
         if (step.kind == StepKind::kWait) ++n_waits;
-        if (step.kind == StepKind::kCopy) copy_bytes += value_bytes(graph.values[step.value]);
+        if (step.kind == StepKind::kCopy) copy_bytes += graph.values[step.value].nbytes();
       }
     fmt::print("plan '{}' for {} ({} nodes, {:.3f} GFLOPs)\n", plan.scheduler, model_name, graph.nodes.size(),
                graph.total_flops() / 1e9);
@@ -288,11 +281,11 @@ struct ExplainCommand {
             what = fmt::format("'{}' {}->{}", graph.values[step.value].name, step.from_space, step.to_space);
             const Link* link = platform.link(step.from_space, step.to_space);
             if (link) {
-              double bytes = value_bytes(graph.values[step.value]);
+              double bytes = graph.values[step.value].nbytes();
               estimate = fmt::format("{:.3f} ms link", (link->latency_us + bytes / (link->bandwidth_gbps * 1e3)) / 1e3);
               ++sources["link"];
             }
-            detail = format_bytes(value_bytes(graph.values[step.value]));
+            detail = format_bytes(graph.values[step.value].nbytes());
             break;
           }
           case StepKind::kRecord: what = fmt::format("e{}", step.event); break;

@@ -1,0 +1,401 @@
+// "auto": hetsched's own scheduler. It does not guess which algorithm suits
+// the model and the platform; it asks them all:
+//   1. every device that runs the whole graph, alone (the sequential plans),
+//      and every other registered scheduler (but the slow exact ones, see
+//      below) make a plan; the simulator predicts each with one cost model;
+//   2. a local search improves the best: move a launch to another device,
+//      put it on another stream, run it before the launch ahead of it on its
+//      lane, or swap the devices of two nearby launches — each change kept
+//      only when the simulated makespan drops — until a whole pass finds
+//      nothing or the budget is spent.
+// So the plan is never predicted slower than any scheduler it ran nor than
+// the best single device. (Checking the choice by measurement needs the real
+// devices: Session does that, see session.h.)
+//
+// Parameters: schedulers=a;b;c (default: every registered one but auto and
+// optimal, which searches exhaustively and is run only when named),
+// max_evals=N (plans simulated by the local search, default 4000) and
+// budget_ms=T (wall-clock cap on the local search, default 700; it makes
+// the result depend on the machine's speed only when reached).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "hetsched/error.h"
+#include "hetsched/scheduler.h"
+#include "plan/plan_builder.h"
+#include "sim/simulator.h"
+
+namespace hetsched {
+
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+const std::set<std::string> kKnownParams = {"schedulers", "max_evals", "budget_ms"};
+const std::set<std::string> kNotByDefault = {"auto", "optimal"};
+
+int int_param(const ScheduleOptions& options, const std::string& name, int fallback, int min_value) {
+  auto it = options.params.find(name);
+  if (it == options.params.end()) return fallback;
+  try {
+    size_t used = 0;
+    int value = std::stoi(it->second, &used);
+    if (used == it->second.size() && value >= min_value) return value;
+  } catch (const std::exception&) {
+  }
+  throw Error(ErrorCode::kUsage, fmt::format("scheduler 'auto': parameter {}='{}': expected an integer >= {}", name,
+                                             it->second, min_value));
+}
+
+std::vector<std::string> candidate_schedulers(const ScheduleOptions& options) {
+  std::vector<std::string> names;
+  auto it = options.params.find("schedulers");
+  if (it == options.params.end()) {
+    for (const auto& [name, summary] : scheduler_names())
+      if (!kNotByDefault.count(name)) names.push_back(name);
+    return names;
+  }
+  std::stringstream list(it->second);
+  std::string name;
+  while (std::getline(list, name, ';')) {
+    if (name == "auto") throw Error(ErrorCode::kUsage, "scheduler 'auto': parameter schedulers cannot name auto");
+    make_scheduler(name);  // an unknown name is a usage error listing the known ones
+    names.push_back(name);
+  }
+  return names;
+}
+
+struct Candidate {
+  std::string name;
+  double makespan_us = kInfinity;
+  std::vector<LaunchAssignment> launches;
+};
+
+// Hill climbing over launch assignments; every step rebuilds the plan and
+// simulates it, so what it optimises is exactly what `simulate` predicts.
+class LocalSearch {
+ public:
+  LocalSearch(const Graph& graph, const Platform& platform, const CostModel& cost, std::vector<LaunchAssignment> start,
+              int max_evals, int budget_ms)
+      : graph_(graph),
+        platform_(platform),
+        cost_(cost),
+        launches_(std::move(start)),
+        max_evals_(max_evals),
+        deadline_(std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms)) {
+    size_t n = launches_.size();
+    order_.resize(n);
+    for (size_t i = 0; i < n; ++i) order_[i] = static_cast<int>(i);
+    why_.assign(n, "");
+    index_dependencies();
+    best_ = evaluate();
+    start_us_ = best_.makespan_us;
+  }
+
+  void run() {
+    bool improved = true;
+    while (improved && !out_of_budget()) {
+      improved = false;
+      for (size_t i = 0; i < launches_.size() && !out_of_budget(); ++i) improved |= try_moves(order_[i]);
+      for (size_t i = 0; i < launches_.size() && !out_of_budget(); ++i) improved |= try_chain_moves(order_[i]);
+      for (size_t i = 0; i < launches_.size() && !out_of_budget(); ++i) improved |= try_streams(order_[i]);
+      for (size_t p = 1; p < order_.size() && !out_of_budget(); ++p) improved |= try_earlier(p);
+      for (size_t p = 0; p < order_.size() && !out_of_budget(); ++p) improved |= try_swaps(p);
+    }
+  }
+
+  std::vector<LaunchAssignment> result() const {
+    std::vector<LaunchAssignment> out;
+    for (int id : order_) out.push_back(launches_[id]);
+    return out;
+  }
+  // Why the search changed each launch ("" when it did not), in result() order.
+  std::vector<std::string> changes() const {
+    std::vector<std::string> out;
+    for (int id : order_) out.push_back(why_[id]);
+    return out;
+  }
+  double best_us() const { return best_.makespan_us; }
+  double start_us() const { return start_us_; }
+  int evals() const { return evals_; }
+  int accepted() const { return accepted_; }
+  bool budget_reached() const { return out_of_budget(); }
+
+ private:
+  void index_dependencies() {
+    std::vector<int> launch_of(graph_.nodes.size(), -1);
+    for (size_t l = 0; l < launches_.size(); ++l)
+      for (NodeId id : launches_[l].nodes) launch_of[id] = static_cast<int>(l);
+    predecessors_.assign(launches_.size(), {});
+    for (size_t l = 0; l < launches_.size(); ++l)
+      for (NodeId id : launches_[l].nodes)
+        for (ValueId v : graph_.nodes[id].inputs) {
+          if (v == kNoValue || graph_.values[v].producer == kNoNode) continue;
+          int from = launch_of[graph_.values[v].producer];
+          if (from >= 0 && from != static_cast<int>(l)) predecessors_[l].insert(from);
+        }
+    std::vector<std::vector<int>> successors(launches_.size());
+    for (size_t l = 0; l < launches_.size(); ++l)
+      for (int p : predecessors_[l]) successors[p].push_back(static_cast<int>(l));
+    sole_successor_.assign(launches_.size(), -1);
+    for (size_t l = 0; l < launches_.size(); ++l)
+      if (successors[l].size() == 1) sole_successor_[l] = successors[l].front();
+  }
+
+  bool out_of_budget() const { return evals_ >= max_evals_ || std::chrono::steady_clock::now() >= deadline_; }
+
+  bool runs(int launch, int device) const {
+    const PlatformDevice& d = platform_.devices[device];
+    return std::all_of(launches_[launch].nodes.begin(), launches_[launch].nodes.end(),
+                       [&](NodeId id) { return d.supports(graph_.nodes[id]); });
+  }
+
+  // (makespan, sum of launch end times), compared in that order: moves that
+  // leave the makespan as it is but end launches sooner are kept too, so
+  // the search crosses the plateaus a makespan alone would stop it on.
+  struct Score {
+    double makespan_us = kInfinity;
+    double end_sum_us = kInfinity;
+    bool better_than(const Score& other) const {
+      if (makespan_us < other.makespan_us * (1 - 1e-9)) return true;
+      return makespan_us <= other.makespan_us && end_sum_us < other.end_sum_us * (1 - 1e-9);
+    }
+  };
+
+  Score evaluate() {
+    ++evals_;
+    try {
+      Plan plan = build_plan(graph_, platform_, result(), "auto", /*stamp_identity=*/false);
+      SimOptions options;
+      options.trace = false;
+      SimResult sim = simulate(plan, graph_, platform_, cost_, options);
+      return {sim.makespan_us, sim.launch_end_sum_us};
+    } catch (const Error&) {
+      return {};  // e.g. no link between two memory spaces
+    }
+  }
+
+  // Evaluates the current state; keeps it if better, else calls undo.
+  template <typename Undo>
+  bool keep_if_better(int launch, const std::string& what, Undo undo) {
+    Score score = evaluate();
+    if (score.better_than(best_)) {
+      why_[launch] = fmt::format("auto: local search {} (makespan {:.3f} -> {:.3f} ms)", what, best_.makespan_us / 1e3,
+                                 score.makespan_us / 1e3);
+      best_ = score;
+      ++accepted_;
+      return true;
+    }
+    undo();
+    return false;
+  }
+
+  std::string where(int device, int stream) const {
+    return platform_.devices[device].n_streams > 1 ? fmt::format("{} stream {}", platform_.devices[device].name, stream)
+                                                   : platform_.devices[device].name;
+  }
+
+  // On a multi-stream device a moved launch follows a predecessor's stream
+  // there, if one is, else takes stream 0.
+  int stream_on(int launch, int device) const {
+    for (int p : predecessors_[launch])
+      if (launches_[p].device == device) return launches_[p].stream;
+    return 0;
+  }
+
+  bool try_moves(int l) {
+    LaunchAssignment& a = launches_[l];
+    for (int d = 0; d < static_cast<int>(platform_.devices.size()) && !out_of_budget(); ++d) {
+      if (d == a.device || !runs(l, d)) continue;
+      int old_device = a.device, old_stream = a.stream;
+      a.device = d;
+      a.stream = stream_on(l, d);
+      std::string what = fmt::format("moved it from {} to {}", where(old_device, old_stream), where(d, a.stream));
+      if (keep_if_better(l, what, [&] { a.device = old_device, a.stream = old_stream; })) return true;
+    }
+    return false;
+  }
+
+  // A branch moves as a whole: the chain of launches from `l` on, each the
+  // only reader of the one before and reading nothing else, so that one
+  // hand-over at each end replaces one per launch.
+  bool try_chain_moves(int l) {
+    std::vector<int> chain{l};
+    for (int next = sole_successor_[l]; next >= 0 && predecessors_[next].size() == 1; next = sole_successor_[next])
+      chain.push_back(next);
+    if (chain.size() < 2) return false;
+    for (int d = 0; d < static_cast<int>(platform_.devices.size()) && !out_of_budget(); ++d) {
+      bool all_there = true, all_run = true;
+      for (int c : chain) {
+        all_there = all_there && launches_[c].device == d;
+        all_run = all_run && runs(c, d);
+      }
+      if (all_there || !all_run) continue;
+      std::vector<LaunchAssignment> saved;
+      for (int c : chain) saved.push_back(launches_[c]);
+      int stream = stream_on(l, d);
+      for (int c : chain) launches_[c].device = d, launches_[c].stream = stream;
+      std::string what = fmt::format("moved the branch of {} launches from here on to {}", chain.size(), where(d, stream));
+      if (keep_if_better(l, what, [&] {
+            for (size_t k = 0; k < chain.size(); ++k) launches_[chain[k]] = saved[k];
+          })) {
+        for (int c : chain) why_[c] = why_[l];
+        return true;
+      }
+    }
+    return false;
+  }
+
+  bool try_streams(int l) {
+    LaunchAssignment& a = launches_[l];
+    int n_streams = platform_.devices[a.device].n_streams;
+    for (int s = 0; s < n_streams && !out_of_budget(); ++s) {
+      if (s == a.stream) continue;
+      int old_stream = a.stream;
+      a.stream = s;
+      std::string what = fmt::format("moved it from stream {} to stream {}", old_stream, s);
+      if (keep_if_better(l, what, [&] { a.stream = old_stream; })) return true;
+    }
+    return false;
+  }
+
+  // Runs the launch at order_[p] before the previous launch on its lane,
+  // when nothing in between is one of its ancestors.
+  bool try_earlier(size_t p) {
+    int l = order_[p];
+    const LaunchAssignment& a = launches_[l];
+    size_t q = p;
+    do {
+      if (q == 0) return false;  // first on its lane
+      --q;
+    } while (launches_[order_[q]].device != a.device || launches_[order_[q]].stream != a.stream);
+    // Any ancestor in between would put one of its direct predecessors in
+    // between too (the order is topological), so those are all to check.
+    for (size_t k = q; k < p; ++k)
+      if (predecessors_[l].count(order_[k])) return false;
+    std::vector<int> saved = order_;
+    order_.erase(order_.begin() + static_cast<long>(p));
+    order_.insert(order_.begin() + static_cast<long>(q), l);
+    return keep_if_better(l, "ran it earlier on its lane", [&] { order_ = saved; });
+  }
+
+  bool try_swaps(size_t p) {
+    constexpr size_t kWindow = 6;  // swaps of neighbours in the order: launches that could overlap
+    int l = order_[p];
+    for (size_t k = p + 1; k < order_.size() && k <= p + kWindow && !out_of_budget(); ++k) {
+      int m = order_[k];
+      LaunchAssignment &a = launches_[l], &b = launches_[m];
+      if (a.device == b.device || !runs(l, b.device) || !runs(m, a.device)) continue;
+      LaunchAssignment old_a = a, old_b = b;
+      std::swap(a.device, b.device);
+      a.stream = std::min(a.stream, platform_.devices[a.device].n_streams - 1);
+      b.stream = std::min(b.stream, platform_.devices[b.device].n_streams - 1);
+      std::string what = fmt::format("swapped its device with {}'s", graph_.nodes[b.nodes.front()].name);
+      if (keep_if_better(l, what, [&] { a = old_a, b = old_b; })) {
+        why_[m] = why_[l];
+        return true;
+      }
+    }
+    return false;
+  }
+
+  const Graph& graph_;
+  const Platform& platform_;
+  const CostModel& cost_;
+  std::vector<LaunchAssignment> launches_;  // by launch id
+  std::vector<int> order_;                  // launch ids in plan order (topological)
+  std::vector<std::string> why_;            // by launch id
+  std::vector<std::set<int>> predecessors_;  // by launch id: launches it reads from
+  std::vector<int> sole_successor_;          // by launch id: its only reader launch, or -1
+  int max_evals_;
+  std::chrono::steady_clock::time_point deadline_;
+  Score best_;
+  double start_us_ = kInfinity;
+  int evals_ = 0, accepted_ = 0;
+};
+
+class AutoScheduler : public Scheduler {
+ public:
+  Plan schedule(const Graph& graph, const Platform& platform, const CostModel& given_cost,
+                const ScheduleOptions& options) const override {
+    // Every candidate and every step of the search asks about the same
+    // launches again.
+    std::unique_ptr<CostModel> memo = make_memoizing_cost_model(given_cost);
+    const CostModel& cost = *memo;
+    for (const auto& [key, value] : options.params)
+      if (!kKnownParams.count(key))
+        throw Error(ErrorCode::kUsage, fmt::format("scheduler 'auto': unknown parameter '{}' (known: budget_ms, "
+                                                   "max_evals, schedulers)",
+                                                   key));
+    int max_evals = int_param(options, "max_evals", 4000, 0);
+    int budget_ms = int_param(options, "budget_ms", 700, 0);
+    std::vector<std::string> names = candidate_schedulers(options);
+
+    std::vector<Candidate> candidates;
+    std::vector<std::string> failures;
+    auto consider = [&](const std::string& label, const std::string& scheduler, const ScheduleOptions& o) {
+      try {
+        Plan plan = make_scheduler(scheduler)->schedule(graph, platform, cost, o);
+        double makespan = simulate(plan, graph, platform, cost).makespan_us;
+        candidates.push_back({label, makespan, plan_launches(plan, graph, platform)});
+      } catch (const Error& e) {
+        failures.push_back(fmt::format("{}: {}", label, e.what()));
+      }
+    };
+    for (const PlatformDevice& device : platform.devices) {
+      bool runs_all = std::all_of(graph.nodes.begin(), graph.nodes.end(), [&](const Node& n) { return device.supports(n); });
+      if (!runs_all) continue;
+      ScheduleOptions on_device;
+      on_device.params["device"] = device.name;
+      consider("sequential on " + device.name, "sequential", on_device);
+    }
+    for (const std::string& name : names) {
+      if (name == "sequential") continue;  // done per device above
+      ScheduleOptions o;
+      o.seed = options.seed;
+      consider(name, name, o);
+    }
+    if (candidates.empty())
+      throw Error(ErrorCode::kUnsupported, fmt::format("scheduler 'auto': no scheduler made a plan ({})",
+                                                       failures.empty() ? "none ran" : failures.front()));
+    auto best = std::min_element(candidates.begin(), candidates.end(),
+                                 [](const Candidate& a, const Candidate& b) { return a.makespan_us < b.makespan_us; });
+
+    LocalSearch search(graph, platform, cost, best->launches, max_evals, budget_ms);
+    search.run();
+    std::vector<LaunchAssignment> launches = search.result();
+    std::vector<std::string> changes = search.changes();
+    for (size_t i = 0; i < launches.size(); ++i)
+      launches[i].reason = !changes[i].empty() ? changes[i]
+                                               : fmt::format("auto: as {} placed it ({:.3f} ms, the best of {} plans): {}",
+                                                             best->name, best->makespan_us / 1e3, candidates.size(),
+                                                             launches[i].reason);
+    Plan plan = build_plan(graph, platform, launches, "auto");
+    plan.predicted_ms = search.best_us() / 1e3;
+
+    std::vector<std::string> tried;
+    for (const Candidate& c : candidates) tried.push_back(fmt::format("{} {:.3f} ms", c.name, c.makespan_us / 1e3));
+    plan.notes.push_back(fmt::format("auto: simulated {}", fmt::join(tried, ", ")));
+    for (const std::string& f : failures) plan.notes.push_back("auto: no plan from " + f);
+    plan.notes.push_back(fmt::format("auto: local search from {}'s plan: {} of {} changes kept, {:.3f} -> {:.3f} ms{}",
+                                     best->name, search.accepted(), search.evals() - 1, search.start_us() / 1e3,
+                                     search.best_us() / 1e3, search.budget_reached() ? " (budget reached)" : ""));
+    return plan;
+  }
+};
+
+}  // namespace
+
+HETSCHED_SCHEDULER("auto",
+                   "ours: every scheduler's plan simulated, the best improved by local search (move, re-stream, "
+                   "reorder, swap); never predicted slower than any of them or than the best single device",
+                   AutoScheduler);
+
+}  // namespace hetsched
