@@ -21,7 +21,11 @@ class ProfileDB;
 enum class CostSource {
   kMeasured,  // the ProfileDB holds a measurement of exactly this launch on this device
   kMeasuredSum,  // sum of measurements of the launch's parts (a group never run as one)
-  kRoofline,  // max(FLOPs / peak, bytes / bandwidth) + launch overhead, from the device's peaks
+  // max(FLOPs / peak, bytes / bandwidth) + launch overhead per kernel, from
+  // the device's peaks. A launch of several kernels (fusion groups) moves the
+  // values between them through memory, unless the device's on-chip memory
+  // holds them all: then it is one kernel keeping them on chip.
+  kRoofline,
   kLink,      // a link's latency + bytes / bandwidth
   kFree,      // nothing to do (no bytes to move, a value already there)
 };

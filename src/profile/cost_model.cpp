@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "hetsched/error.h"
+#include "backends/cpu/program.h"
 #include "profile/profile_db.h"
 
 namespace hetsched {
@@ -33,13 +34,57 @@ bool device_supports_all(const Graph& graph, const std::vector<NodeId>& nodes, c
   return std::all_of(nodes.begin(), nodes.end(), [&](NodeId id) { return device.supports(graph.nodes[id]); });
 }
 
+// A launch runs as kernels: each node with the nodes the backend fuses into
+// its kernel (cpu::fusion_group, cut at the launch's edge, as the CPU
+// backend lowers it). Values passed between two kernels of one launch go
+// through memory — written out and read back — unless the device's on-chip
+// memory holds all of them at once: then the launch runs as one kernel
+// keeping them on chip (the hardware-aware partitioning of Zhao et al.,
+// OSDI'23, for a DSA's scratchpad or an NPU's SRAM).
+struct LaunchShape {
+  int n_kernels = 0;
+  double spilled_bytes = 0;  // values between kernels, written and read back
+};
+
+LaunchShape launch_shape(const Graph& graph, const std::vector<NodeId>& nodes, const PlatformDevice& device) {
+  std::vector<NodeId> members(nodes);
+  std::sort(members.begin(), members.end());
+  auto inside = [&](NodeId id) { return std::binary_search(members.begin(), members.end(), id); };
+  std::map<NodeId, int> kernel_of;
+  LaunchShape shape;
+  for (NodeId id : members) {
+    if (kernel_of.count(id)) continue;
+    std::vector<NodeId> group = cpu::fusion_group(graph, id);
+    bool whole = std::all_of(group.begin(), group.end(), [&](NodeId n) { return inside(n) && !kernel_of.count(n); });
+    if (!whole) group = {id};
+    for (NodeId n : group) kernel_of[n] = shape.n_kernels;
+    ++shape.n_kernels;
+  }
+  double between = 0;
+  for (NodeId id : members)
+    for (ValueId v : graph.nodes[id].outputs) {
+      if (v == kNoValue) continue;
+      bool to_other_kernel = std::any_of(graph.values[v].consumers.begin(), graph.values[v].consumers.end(),
+                                         [&](NodeId c) { return inside(c) && kernel_of[c] != kernel_of[id]; });
+      if (to_other_kernel) between += graph.values[v].nbytes();
+    }
+  if (between > 0 && device.onchip_bytes > 0 && between <= static_cast<double>(device.onchip_bytes)) {
+    shape.n_kernels = 1;
+  } else {
+    shape.spilled_bytes = 2 * between;
+  }
+  return shape;
+}
+
 Estimate roofline_launch(const Graph& graph, const std::vector<NodeId>& nodes, const PlatformDevice& device) {
   if (!device_supports_all(graph, nodes, device)) return {kInfinity, CostSource::kRoofline};
   if (device.peak_gflops <= 0 || device.bandwidth_gbps <= 0)
     throw Error(ErrorCode::kRuntime, fmt::format("device {} has no peaks: calibrate first", device.name));
+  LaunchShape shape = launch_shape(graph, nodes, device);
   double compute_us = launch_flops(graph, nodes) / (device.peak_gflops * kPerMicrosecond);
-  double memory_us = launch_bytes(graph, nodes) / (device.bandwidth_gbps * kPerMicrosecond);
-  return {device.launch_overhead_us + std::max(compute_us, memory_us), CostSource::kRoofline};
+  double memory_us = (launch_bytes(graph, nodes) + shape.spilled_bytes) / (device.bandwidth_gbps * kPerMicrosecond);
+  return {device.launch_overhead_us * std::max(1, shape.n_kernels) + std::max(compute_us, memory_us),
+          CostSource::kRoofline};
 }
 
 Estimate link_transfer(double bytes, double latency_us, double bandwidth_gbps) {

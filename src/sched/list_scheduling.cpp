@@ -18,6 +18,8 @@ namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
+}  // namespace
+
 void check_task_graph(const TaskGraph& g, const char* algorithm) {
   auto bad = [&](const std::string& what) {
     throw Error(ErrorCode::kUsage, fmt::format("{}: malformed task graph: {}", algorithm, what));
@@ -65,6 +67,8 @@ std::vector<int> topological_order(const TaskGraph& g, const char* algorithm) {
     throw Error(ErrorCode::kUsage, fmt::format("{}: malformed task graph: it has a cycle", algorithm));
   return order;
 }
+
+namespace {
 
 // Ranks computed in different association orders (80.0 reached as 14.33 +
 // 23 + 42.67 or as 12.67 + 67.33 in the HEFT paper's example) must tie.
@@ -350,6 +354,15 @@ Plan plan_from_task_schedule(const Graph& graph, const Platform& platform, const
   for (int t : by_start) {
     int chosen = schedule.proc[t];
     std::string reason;
+    if (schedule.eft.empty()) {
+      // A schedule searched as a whole has no per-task choice to explain:
+      // the unit is where the best schedule found puts it.
+      reason = fmt::format("{}: {} to {} on {} in the least-makespan schedule found ({})", scheduler,
+                           format_ms(schedule.start[t]), format_ms(schedule.finish[t]), platform.devices[chosen].name,
+                           format_ms(schedule.makespan));
+      launches.push_back(LaunchAssignment{problem.units[t], chosen, 0, std::move(reason)});
+      continue;
+    }
     if (schedule.lookahead.empty())
       reason = fmt::format("{}: earliest finish {} on {}", scheduler, format_ms(schedule.finish[t]),
                            platform.devices[chosen].name);

@@ -53,6 +53,17 @@ struct TaskSchedule {
   std::vector<std::vector<double>> lookahead;
 };
 
+// Throws ErrorCode::kUsage, naming `algorithm`, for a malformed task graph
+// (sizes, an edge to an unknown task, a negative or NaN cost, an infinite or
+// negative communication time) and ErrorCode::kUnsupported for a task no
+// processor can run.
+void check_task_graph(const TaskGraph& graph, const char* algorithm);
+
+// A topological order of the tasks, the lowest-numbered ready task first (so
+// the task numbering itself wherever that is topological); a cycle is
+// ErrorCode::kUsage naming `algorithm`. Expects check_task_graph() passed.
+std::vector<int> topological_order(const TaskGraph& graph, const char* algorithm);
+
 // Topcuoglu, Hariri & Wu 2002: rank_u(t) = mean cost of t + max over
 // successors s of (comm(t, s) + rank_u(s)), the mean over the processors
 // that can run t; tasks in decreasing rank_u (ties: topological order), each
@@ -95,6 +106,8 @@ UnitTaskGraph build_unit_task_graph(const Graph& graph, const Platform& platform
 // topological), each placement's reason giving the finish time (and the
 // lookahead, if any) on the chosen device and on the others, e.g.
 // "heft: earliest finish 3.200 ms on cpu:1 (cpu:0 would finish at 3.900 ms)";
+// a schedule without eft (not built task by task, e.g. optimal_schedule())
+// gives the unit's start and finish and the makespan instead;
 // predicted_ms = makespan / 1000. When one device alone would finish sooner
 // under the same task graph (the sum of its costs), the plan is every unit
 // on that device instead, saying so in the reasons and notes.

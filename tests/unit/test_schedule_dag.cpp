@@ -88,6 +88,10 @@ TEST(ScheduleDagCli, HeftOnItsPapersExampleGivesMakespan80) {
 
   EXPECT_NE(testing::run_cli("schedule-dag " + kHeftPaper + " --scheduler peft").output.find("\nmakespan 85\n"),
             std::string::npos);
+  // The optimum of that example is 73 (test_optimal.cpp checks it against
+  // brute force).
+  auto optimal = testing::run_cli("schedule-dag " + kHeftPaper + " --scheduler optimal");
+  EXPECT_NE(optimal.output.find("proved optimal\nmakespan 73\n"), std::string::npos) << optimal.output;
   std::filesystem::remove_all(dir);
 }
 
