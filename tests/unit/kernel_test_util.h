@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "hetsched/session.h"
 #include "kernels/kernel.h"
 
 namespace hetsched::testing {
@@ -134,6 +135,18 @@ template <typename T>
 std::vector<T> values_of(const Tensor& t) {
   const T* p = t.data<T>();
   return std::vector<T>(p, p + t.numel());
+}
+
+// Every output of `want` in `got`, same shape, within 1e-5 relative error:
+// a plan's outputs against the sequential plan's (another device split
+// changes oneDNN's layouts, hence the summation order).
+inline void expect_same_outputs(const TensorMap& got, const TensorMap& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (const auto& [name, t] : want) {
+    ASSERT_TRUE(got.count(name)) << what << ": missing " << name;
+    ASSERT_EQ(got.at(name).shape(), t.shape()) << what << ": " << name;
+    EXPECT_LE(relative_error(got.at(name), t), 1e-5) << what << ": " << name;
+  }
 }
 
 }  // namespace hetsched::testing

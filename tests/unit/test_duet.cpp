@@ -30,6 +30,8 @@
 namespace hetsched {
 namespace {
 
+using testing::expect_same_outputs;
+
 const std::string kPlatforms = std::string(HETSCHED_SOURCE_DIR) + "/platforms";
 
 ValueId add_value(Graph& g, const std::string& name, Shape shape = {1, 64}) {
@@ -446,15 +448,6 @@ TEST(DuetScheduler, OneDominantDeviceTakesEverything) {
 }
 
 // ---------------------------------------------------------------- zoo models, executed
-
-void expect_same_outputs(const TensorMap& got, const TensorMap& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (const auto& [name, t] : want) {
-    ASSERT_TRUE(got.count(name)) << what << ": missing " << name;
-    ASSERT_EQ(got.at(name).shape(), t.shape()) << what << ": " << name;
-    EXPECT_LE(testing::relative_error(got.at(name), t), 1e-5) << what << ": " << name;
-  }
-}
 
 TEST(DuetScheduler, ZooPlansRunAndMatchTheSequentialPlan) {
   struct Case {

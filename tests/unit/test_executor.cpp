@@ -17,21 +17,13 @@
 namespace hetsched {
 namespace {
 
+using testing::expect_same_outputs;
+
 namespace fs = std::filesystem;
 using hetsched::testing::relative_error;
 
 const std::string kPlatforms = std::string(HETSCHED_SOURCE_DIR) + "/platforms";
 
-
-void expect_same_outputs(const TensorMap& got, const TensorMap& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (const auto& [name, t] : want) {
-    ASSERT_TRUE(got.count(name)) << what << ": missing " << name;
-    ASSERT_EQ(got.at(name).shape(), t.shape()) << what << ": " << name;
-    // Another device split changes oneDNN's layouts, hence summation order.
-    EXPECT_LE(relative_error(got.at(name), t), 1e-5) << what << ": " << name;
-  }
-}
 
 std::string two_cpu_spec() {
   auto cores = describe_machine().usable_cores;

@@ -31,6 +31,8 @@
 namespace hetsched {
 namespace {
 
+using testing::expect_same_outputs;
+
 using Join = ChainProblem::Join;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 const std::string kPlatforms = std::string(HETSCHED_SOURCE_DIR) + "/platforms";
@@ -402,15 +404,6 @@ TEST(PartitionTunerScheduler, ProfileUnitsAreTheFusedGroupsShortOfAWholeUnit) {
 }
 
 // ---------------------------------------------------------------- zoo models, executed
-
-void expect_same_outputs(const TensorMap& got, const TensorMap& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (const auto& [name, t] : want) {
-    ASSERT_TRUE(got.count(name)) << what << ": missing " << name;
-    ASSERT_EQ(got.at(name).shape(), t.shape()) << what << ": " << name;
-    EXPECT_LE(testing::relative_error(got.at(name), t), 1e-5) << what << ": " << name;
-  }
-}
 
 TEST(PartitionTunerScheduler, ZooPlansRunAndMatchTheSequentialPlan) {
   struct Case {

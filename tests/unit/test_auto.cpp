@@ -1,0 +1,191 @@
+// The "auto" scheduler: every scheduler simulated, the best improved by a
+// local search; never predicted slower than any of them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "graph_test_util.h"
+#include "hetsched/cost_model.h"
+#include "hetsched/error.h"
+#include "hetsched/scheduler.h"
+#include "hetsched/session.h"
+#include "kernel_test_util.h"
+#include "plan/plan_builder.h"
+#include "runtime/executor.h"
+#include "sim/simulator.h"
+
+namespace hetsched {
+namespace {
+
+using testing::add_float_value;
+using testing::add_op;
+using testing::expect_same_outputs;
+
+const std::string kPlatforms = std::string(HETSCHED_SOURCE_DIR) + "/platforms/";
+
+Plan schedule(const std::string& name, const Graph& g, const Platform& p, const CostModel& cost,
+              std::map<std::string, std::string> params = {}) {
+  ScheduleOptions options;
+  options.params = std::move(params);
+  Plan plan = make_scheduler(name)->schedule(g, p, cost, options);
+  validate_plan(plan, g, p);
+  return plan;
+}
+
+double simulated_ms(const Plan& plan, const Graph& g, const Platform& p, const CostModel& cost) {
+  return simulate(plan, g, p, cost).makespan_us / 1e3;
+}
+
+// A host CPU and an accelerator four times as fast with its own memory,
+// behind a link: placing work there pays copies.
+Platform cpu_and_accelerator() {
+  Platform p;
+  p.name = "cpu+acc";
+  PlatformDevice cpu;
+  cpu.name = "emu:cpu";
+  cpu.kind = DeviceKind::kEmulated;
+  cpu.model_kind = "cpu";
+  cpu.peak_gflops = 20;
+  cpu.bandwidth_gbps = 20;
+  cpu.launch_overhead_us = 2;
+  cpu.signature = "test-cpu";
+  PlatformDevice acc = cpu;
+  acc.name = "emu:acc";
+  acc.model_kind = "npu";
+  acc.memory_space = "acc";
+  acc.peak_gflops = 80;
+  acc.bandwidth_gbps = 100;
+  acc.launch_overhead_us = 5;
+  acc.signature = "test-acc";
+  p.devices = {cpu, acc};
+  p.links = {Link{kHostMemory, "acc", 5, 10, "file"}, Link{"acc", kHostMemory, 5, 10, "file"}};
+  return p;
+}
+
+// n Relu/Add nodes, each reading one or two earlier values, with random
+// FLOPs so that the devices' costs differ from node to node.
+Graph random_dag(int n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Graph g;
+  ValueId x = add_float_value(g, "x", {1, 4096});
+  g.inputs.push_back(x);
+  std::vector<ValueId> values{x};
+  std::vector<int> readers{0};
+  for (int i = 0; i < n; ++i) {
+    ValueId out = add_float_value(g, fmt::format("v{}", i), {1, 4096});
+    ValueId a = values[rng() % values.size()];
+    if (rng() % 3 == 0 && values.size() > 1) {
+      ValueId b = values[rng() % values.size()];
+      if (b == a) b = values[(std::find(values.begin(), values.end(), a) - values.begin() + 1) % values.size()];
+      add_op(g, "Add", fmt::format("n{}", i), {a, b}, {out});
+    } else {
+      add_op(g, "Relu", fmt::format("n{}", i), {a}, {out});
+    }
+    values.push_back(out);
+  }
+  // Every value nobody reads is an output.
+  for (ValueId v : values) {
+    bool read = false;
+    for (const Node& node : g.nodes)
+      read = read || std::find(node.inputs.begin(), node.inputs.end(), v) != node.inputs.end();
+    if (!read && v != x) g.outputs.push_back(v);
+  }
+  g.finalize();
+  g.annotate_costs();
+  std::uniform_real_distribution<double> flops(2e4, 2e6);
+  for (Node& node : g.nodes) node.cost.flops = flops(rng);
+  return g;
+}
+
+TEST(AutoScheduler, NeverPredictedSlowerThanAnySchedulerItRan) {
+  Graph g = load_model("zoo:googlenet");
+  for (const char* file : {"phone-soc.json", "desktop-gpu.json"}) {
+    SCOPED_TRACE(file);
+    Platform p = make_platform("", kPlatforms + file);
+    auto cost = make_roofline_cost_model(p);
+    Plan plan = schedule("auto", g, p, *cost);
+    double predicted = plan.predicted_ms;
+    EXPECT_NEAR(simulated_ms(plan, g, p, *cost), predicted, 1e-9 * predicted) << "auto predicts by simulating";
+    for (const auto& [name, summary] : scheduler_names()) {
+      if (name == "auto" || name == "optimal") continue;
+      double other = simulated_ms(schedule(name, g, p, *cost), g, p, *cost);
+      EXPECT_LE(predicted, other * (1 + 1e-9)) << name;
+    }
+    for (const PlatformDevice& device : p.devices) {
+      bool runs_all = std::all_of(g.nodes.begin(), g.nodes.end(), [&](const Node& n) { return device.supports(n); });
+      if (!runs_all) continue;
+      double alone = simulated_ms(schedule("sequential", g, p, *cost, {{"device", device.name}}), g, p, *cost);
+      EXPECT_LE(predicted, alone * (1 + 1e-9)) << device.name;
+    }
+  }
+}
+
+TEST(AutoScheduler, WithinFivePercentOfOptimalOnSmallRandomDags) {
+  Platform p = cpu_and_accelerator();
+  auto cost = make_roofline_cost_model(p);
+  double worst = 0;
+  for (uint32_t seed = 1; seed <= 8; ++seed) {
+    Graph g = random_dag(7 + static_cast<int>(seed % 3), seed);
+    double optimal = simulated_ms(schedule("optimal", g, p, *cost, {{"time_limit", "5"}}), g, p, *cost);
+    double automatic = simulated_ms(schedule("auto", g, p, *cost), g, p, *cost);
+    EXPECT_LE(automatic, optimal * 1.05) << "seed " << seed;
+    worst = std::max(worst, automatic / optimal);
+  }
+  std::printf("auto / optimal (both simulated), worst of 8 random DAGs: %.3f\n", worst);
+}
+
+TEST(AutoScheduler, LocalSearchImprovesOnTheBestPlanItWasGiven) {
+  // From round-robin's plan and the single-device ones only, the search
+  // has to find the better placements itself.
+  Platform p = cpu_and_accelerator();
+  auto cost = make_roofline_cost_model(p);
+  Graph g = random_dag(12, 42);
+  double start = simulated_ms(schedule("round-robin", g, p, *cost), g, p, *cost);
+  for (const PlatformDevice& device : p.devices)
+    start = std::min(start, simulated_ms(schedule("sequential", g, p, *cost, {{"device", device.name}}), g, p, *cost));
+  Plan plan = schedule("auto", g, p, *cost, {{"schedulers", "round-robin"}});
+  EXPECT_LT(plan.predicted_ms, start * 0.99);
+  bool moved = std::any_of(plan.placement.begin(), plan.placement.end(),
+                           [](const Placement& pl) { return pl.reason.find("auto: local search") == 0; });
+  EXPECT_TRUE(moved) << "some placement says the search moved it";
+  bool summarised = std::any_of(plan.notes.begin(), plan.notes.end(), [](const std::string& n) {
+    return n.find("auto: local search from") == 0 && n.find("changes kept") != std::string::npos;
+  });
+  EXPECT_TRUE(summarised);
+}
+
+TEST(AutoScheduler, PlansRunWithTheSequentialOutputs) {
+  Graph g = load_model("zoo:squeezenet1_0");
+  Platform p = make_platform("", kPlatforms + "cpu-dsa.json");
+  std::shared_ptr<const CostModel> cost = make_roofline_cost_model(p);
+  Plan plan = schedule("auto", g, p, *cost);
+  TensorMap inputs = random_inputs(g, 3);
+  Plan sequential = schedule("sequential", g, p, *cost, {{"device", "emu:cpu"}});
+  TensorMap want = Executor(g, sequential, p, cost).run(inputs);
+  expect_same_outputs(Executor(g, plan, p, cost).run(inputs), want, "auto");
+}
+
+TEST(AutoScheduler, RejectsBadParameters) {
+  Graph g = random_dag(5, 1);
+  Platform p = cpu_and_accelerator();
+  auto cost = make_roofline_cost_model(p);
+  for (auto params : std::vector<std::map<std::string, std::string>>{
+           {{"speed", "max"}}, {{"max_evals", "-1"}}, {{"budget_ms", "soon"}}, {{"schedulers", "heft;magic"}},
+           {{"schedulers", "auto"}}}) {
+    try {
+      schedule("auto", g, p, *cost, params);
+      ADD_FAILURE() << "accepted " << params.begin()->first << "=" << params.begin()->second;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kUsage) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hetsched
