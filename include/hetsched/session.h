@@ -62,6 +62,12 @@ struct SessionOptions {
   std::string scheduler = "sequential";
   std::string plan;
   std::string profile_db;  // profile database for cost models; "" = the default path
+  // With scheduler "auto" on real devices only: check its choice by
+  // measurement before settling. Its plan, each device alone and, for two or
+  // more CPU core groups, one device on all their cores run in interleaved
+  // rounds on random inputs; the fastest median wins (ExecutionSummary::choice
+  // says what was measured). false: trust the prediction.
+  bool verify_auto = true;
 };
 
 // What a session runs and how: kernels, fusion, fallbacks, memory.
@@ -84,6 +90,7 @@ struct ExecutionSummary {
   int n_events = 0;
   bool emulated = false;      // some device is emulated: its timings are modeled
   int n_emulation_overruns = 0;  // emulated steps whose real compute outlasted the model (last run)
+  std::string choice;  // how `auto`'s choice was checked by measurement, when it was
 };
 
 class Session {
@@ -96,7 +103,7 @@ class Session {
   ~Session();
 
   const Graph& graph() const { return *graph_; }
-  const ExecutionSummary& summary() const;
+  ExecutionSummary summary() const;
   // The plan it runs; nullptr on reference kernels.
   const Plan* plan() const;
   const Platform& platform() const;

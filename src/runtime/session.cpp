@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "hetsched/compare.h"
 #include "hetsched/scheduler.h"
 #include "plan/plan_builder.h"
 #include "runtime/executor.h"
@@ -97,6 +98,7 @@ std::pair<std::string, Shape> parse_shape_override(const std::string& text) {
 
 struct Session::Backend {
   ExecutionSummary summary;
+  std::string choice;  // ExecutionSummary::choice
   Platform platform;
   std::unique_ptr<Executor> executor;  // null: reference kernels
   std::mutex mutex;
@@ -119,6 +121,34 @@ Plan session_plan(const Graph& graph, Platform& platform, const SessionOptions& 
   return scheduler->schedule(graph, platform, *cost, ScheduleOptions{});
 }
 
+// `auto` on real devices: its plan against each device alone (and one
+// device on all the cores of several CPU core groups), measured in
+// interleaved rounds; the fastest wins. Returns the note for the summary;
+// `plan` and `platform` become the winner's.
+std::string settle_auto_by_measurement(const Graph& graph, Platform& platform, std::shared_ptr<const CostModel> cost,
+                                       const SessionOptions& options, Plan& plan) {
+  CompareOptions compare;
+  compare.schedulers = {"auto"};
+  compare.measure = true;
+  compare.warmups = 1;
+  compare.rounds = 5;
+  Comparison c = compare_schedulers(graph, platform, cost, options.profile_db, compare);
+  const SchedulerOutcome& automatic = c.schedulers.front();
+  if (!automatic.plan) throw Error(ErrorCode::kUnsupported, "scheduler 'auto': " + automatic.error);
+  plan = *automatic.plan;
+  if (automatic.measured.p50_ms <= c.best_sequential_ms)
+    return fmt::format("auto: measured its plan at {:.3f} ms, {} alone at {:.3f} ms: keeping the plan",
+                       automatic.measured.p50_ms, c.best_sequential_device, c.best_sequential_ms);
+  if (platform.find_device(c.best_sequential_device) < 0) platform = make_platform(c.best_sequential_device, "");
+  std::vector<LaunchAssignment> launches;
+  int device = platform.find_device(c.best_sequential_device);
+  std::string reason = fmt::format("auto: {} alone measured fastest ({:.3f} ms against {:.3f} ms for the plan)",
+                                   c.best_sequential_device, c.best_sequential_ms, automatic.measured.p50_ms);
+  for (auto& unit : fusion_units(graph)) launches.push_back({unit, device, 0, reason});
+  plan = build_plan(graph, platform, launches, "auto");
+  return reason + ": running on it alone";
+}
+
 }  // namespace
 
 Session::Session(Graph graph, const SessionOptions& options)
@@ -134,7 +164,15 @@ Session::Session(Graph graph, const SessionOptions& options)
   bool one_cpu_device = b.platform.devices.size() == 1 && !b.platform.has_emulated();
   std::shared_ptr<const CostModel> cost;
   if (b.platform.has_emulated()) cost = open_cost_model(b.platform, options.profile_db, nullptr);
-  Plan plan = session_plan(*graph_, b.platform, options, cost);
+  Plan plan;
+  bool measure_auto = options.scheduler == "auto" && options.plan.empty() && options.verify_auto &&
+                      !b.platform.has_emulated();
+  if (measure_auto) {
+    cost = open_cost_model(b.platform, options.profile_db, nullptr);
+    b.choice = settle_auto_by_measurement(*graph_, b.platform, cost, options, plan);
+  } else {
+    plan = session_plan(*graph_, b.platform, options, cost);
+  }
   try {
     b.executor = std::make_unique<Executor>(*graph_, std::move(plan), b.platform, cost);
   } catch (const Error& e) {
@@ -151,8 +189,10 @@ Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 Session::~Session() = default;
 
-const ExecutionSummary& Session::summary() const {
-  return backend_->executor ? backend_->executor->summary() : backend_->summary;
+ExecutionSummary Session::summary() const {
+  ExecutionSummary summary = backend_->executor ? backend_->executor->summary() : backend_->summary;
+  summary.choice = backend_->choice;
+  return summary;
 }
 
 const Plan* Session::plan() const { return backend_->executor ? &backend_->executor->plan() : nullptr; }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <string>
@@ -11,11 +12,13 @@
 #include <fmt/format.h>
 
 #include "graph_test_util.h"
+#include "hetsched/device.h"
 #include "hetsched/cost_model.h"
 #include "hetsched/error.h"
 #include "hetsched/scheduler.h"
 #include "hetsched/session.h"
 #include "kernel_test_util.h"
+#include "onnx_model_util.h"
 #include "plan/plan_builder.h"
 #include "runtime/executor.h"
 #include "sim/simulator.h"
@@ -185,6 +188,34 @@ TEST(AutoScheduler, RejectsBadParameters) {
       EXPECT_EQ(e.code(), ErrorCode::kUsage) << e.what();
     }
   }
+}
+
+TEST(AutoSession, ChecksItsChoiceByMeasurementOnRealDevices) {
+  auto cores = describe_machine().usable_cores;
+  if (cores.size() < 2) GTEST_SKIP() << "needs two cores";
+  auto dir = testing::temp_dir("auto_session");
+  SessionOptions options(fmt::format("cpu:{},cpu:{}", cores[0], cores[1]));
+  options.scheduler = "auto";
+  options.profile_db = (dir / "p.db").string();
+  Session session = Session::load("zoo:squeezenet1_0", {}, options);
+  ExecutionSummary summary = session.summary();
+  // Either the plan was kept or a device alone measured faster; both say
+  // what was measured.
+  EXPECT_NE(summary.choice.find("auto: "), std::string::npos) << summary.choice;
+  EXPECT_NE(summary.choice.find(" ms"), std::string::npos) << summary.choice;
+  bool kept = summary.choice.find("keeping the plan") != std::string::npos;
+  bool alone = summary.choice.find("running on it alone") != std::string::npos;
+  EXPECT_TRUE(kept != alone) << summary.choice;
+  if (alone) EXPECT_EQ(summary.n_lanes, 1);
+  EXPECT_EQ(summary.scheduler, "auto");
+
+  TensorMap inputs = session.random_inputs(7);
+  Session reference = Session::load("zoo:squeezenet1_0", {}, SessionOptions("", true));
+  expect_same_outputs(session.run(inputs), reference.run(inputs), "auto");
+
+  options.verify_auto = false;
+  EXPECT_TRUE(Session::load("zoo:squeezenet1_0", {}, options).summary().choice.empty());
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

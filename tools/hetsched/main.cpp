@@ -56,6 +56,7 @@ void print_summary(const ExecutionSummary& s, bool verbose) {
     fmt::print("plan: {} over {} lanes, {} copies between memory spaces, {} events{}\n", s.scheduler, s.n_lanes,
                s.n_copies, s.n_events, s.emulated ? " (emulated devices)" : "");
   if (!s.note.empty()) fmt::print("note: {}\n", s.note);
+  if (!s.choice.empty()) fmt::print("{}\n", s.choice);
   if (verbose)
     for (const auto& f : s.fallbacks) fmt::print("  reference: {}\n", f);
 }
