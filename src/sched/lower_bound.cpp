@@ -97,10 +97,60 @@ double capacity_bound(const std::vector<std::vector<double>>& time, const std::v
   return lp.objectiveValue();
 }
 
+constexpr double kPerMicrosecond = 1e3;  // GFLOP/s and GB/s to per-microsecond
+
+double weight_bytes(const Graph& graph, const std::vector<NodeId>& nodes) {
+  double bytes = 0;
+  for (NodeId id : nodes)
+    for (ValueId v : graph.nodes[id].inputs)
+      if (v != kNoValue && graph.values[v].is_constant()) bytes += graph.values[v].nbytes();
+  return bytes;
+}
+
+// The least node `id` (of fusion unit `unit`) can take on `device` inside
+// any launch; see lower_bound.h.
+double node_floor_us(const Graph& graph, NodeId id, const std::vector<NodeId>& unit, const PlatformDevice& device,
+                     const CostModel& cost) {
+  if (!device.supports(graph.nodes[id])) return kInfinity;
+  Estimate alone = cost.launch(graph, {id}, device);
+  bool peaks = device.peak_gflops > 0 && device.bandwidth_gbps > 0;
+  auto compute_us = [&](const std::vector<NodeId>& nodes) {
+    double flops = 0;
+    for (NodeId n : nodes) flops += graph.nodes[n].cost.flops;
+    return flops / (device.peak_gflops * kPerMicrosecond);
+  };
+  auto weights_us = [&](const std::vector<NodeId>& nodes) {
+    return weight_bytes(graph, nodes) / (device.bandwidth_gbps * kPerMicrosecond);
+  };
+  if (peaks && device.onchip_bytes > 0)  // any group may become one kernel keeping activations on chip
+    return std::min(alone.us, std::max(compute_us({id}), weights_us({id})));
+  bool whole_unit = std::all_of(unit.begin(), unit.end(), [&](NodeId n) { return device.supports(graph.nodes[n]); });
+  std::vector<NodeId> group = whole_unit ? unit : std::vector<NodeId>{id};
+  Estimate estimate = cost.launch(graph, group, device);
+  double floor = estimate.us;
+  if (estimate.source == CostSource::kRoofline && peaks)
+    // A launch of k kernels pays k overheads and max(FLOPs / peak,
+    // bytes / bandwidth) over all of them, which is at least the mean of
+    // the two, and its bytes include every kernel's weights.
+    floor = device.launch_overhead_us + (compute_us(group) + weights_us(group)) / 2;
+  if (group.size() > 1) {
+    // The group's floor shared over its nodes by their own work.
+    double mine = compute_us({id}) + weights_us({id}), all = compute_us(group) + weights_us(group);
+    floor *= peaks && all > 0 ? mine / all : 1.0 / static_cast<double>(group.size());
+  }
+  return std::min(alone.us, floor);
+}
+
 }  // namespace
 
 MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& platform, const CostModel& cost) {
-  std::vector<std::vector<NodeId>> units = fusion_units(graph);
+  // Nodes, not fusion units: a plan may launch any grouping of them.
+  std::vector<std::vector<NodeId>> fusion = fusion_units(graph);
+  std::vector<int> fusion_unit_of(graph.nodes.size(), -1);
+  for (size_t f = 0; f < fusion.size(); ++f)
+    for (NodeId id : fusion[f]) fusion_unit_of[id] = static_cast<int>(f);
+  std::vector<std::vector<NodeId>> units;
+  for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes.size()); ++id) units.push_back({id});
   size_t n_units = units.size(), n_devices = platform.devices.size();
   std::vector<int> unit_of(graph.nodes.size(), -1);
   for (size_t u = 0; u < n_units; ++u)
@@ -112,7 +162,8 @@ MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& plat
   for (size_t u = 0; u < n_units; ++u) {
     for (size_t d = 0; d < n_devices; ++d) {
       const PlatformDevice& device = platform.devices[d];
-      double us = cost.launch(graph, units[u], device).us;
+      NodeId id = units[u][0];
+      double us = node_floor_us(graph, id, fusion[fusion_unit_of[id]], device, cost);
       if (!std::isfinite(us)) continue;
       time[u][d] = us;
       demand[u][d] = cost.demand(graph, units[u], device, us);

@@ -1,21 +1,29 @@
 // A lower bound on the makespan of any plan of a graph on a platform, under
 // a cost model: what `compare` measures every scheduler against.
 //
+// It holds for any grouping of nodes into launches. Each node is costed at
+// the least it could take inside any launch on a device (never more than the
+// cost model's estimate for it alone):
+//  - on a device with on-chip memory (a fused group may be one kernel with
+//    its activations on chip): its FLOPs at the device's peak or its weights
+//    at the device's bandwidth, whichever is longer;
+//  - on a roofline-costed device without it: its fusion unit (a launch pays
+//    one overhead per unit it holds) at one launch overhead plus the mean of
+//    its FLOPs at peak and its weights at bandwidth (max(a, b) >= (a + b) / 2
+//    holds for sums over the units of any launch), shared over the unit's
+//    nodes by their own such work;
+//  - on a measured device: its fusion unit's measured time, shared the same
+//    way — a launch measured as one could, in principle, take less.
 // Two bounds, the larger wins:
-//  - critical path: the longest chain of fusion units (plan_builder.h), each
-//    on the device where it is fastest, communication free;
+//  - critical path: the longest chain of nodes, each on any device, plus
+//    the hand-overs and copies between devices along it (graph inputs start
+//    and outputs end in host memory), every device free;
 //  - capacity (an LP relaxation, solved with COIN-OR Clp): the smallest T
-//    such that the fusion units can be split fractionally over the devices
-//    with no resource busy for longer than T. The resources are those the
-//    simulator shares (simulator.h): each device's streams (a unit takes its
-//    whole time on one stream), its compute and its bandwidth (a unit takes
-//    its ResourceDemand's fraction of them for its time), and each
-//    SharedResource's bandwidth.
-//
-// It bounds plans whose launches cost at least the sum of their fusion
-// units — every plan of the shipped schedulers but those whose coarser
-// launches were measured faster as one (a DUET subgraph), which may come in
-// under it by that gain.
+//    such that the nodes can be split fractionally over the devices with no
+//    resource busy for longer than T. The resources are those the simulator
+//    shares (simulator.h): each device's streams (a node takes its whole
+//    time on one stream), its compute and its bandwidth (a node takes its
+//    ResourceDemand's fraction of them), and each SharedResource's bandwidth.
 #pragma once
 
 #include "hetsched/cost_model.h"
