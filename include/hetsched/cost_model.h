@@ -24,7 +24,8 @@ enum class CostSource {
   // max(FLOPs / peak, bytes / bandwidth) + launch overhead per kernel, from
   // the device's peaks. A launch of several kernels (fusion groups) moves the
   // values between them through memory, unless the device's on-chip memory
-  // holds them all: then it is one kernel keeping them on chip.
+  // (a CPU core group's L2) holds them all; an emulated accelerator then runs
+  // it as one kernel (one overhead).
   kRoofline,
   kLink,      // a link's latency + bytes / bandwidth
   kFree,      // nothing to do (no bytes to move, a value already there)

@@ -37,6 +37,10 @@ struct CacheInfo {
   int level = 0;            // 1, 2, 3
   long long size_bytes = 0;
   int n_sharing_cores = 0;  // logical processors sharing one instance
+  // Per instance holding a usable processor: the usable processors (OS
+  // numbers, ascending) it serves. A core group's share of the level is
+  // size_bytes times the instances its cores cover.
+  std::vector<std::vector<int>> instances;
 };
 
 struct MachineInfo {

@@ -47,7 +47,10 @@ struct PlatformDevice {
   // once (two core groups of one socket share its DRAM); see
   // Platform::resources. Empty: shares nothing.
   std::string shared_resource;
-  int64_t onchip_bytes = 0;  // on-chip memory (a DSA's scratchpad), 0 when none
+  // On-chip memory (a DSA's scratchpad; for a real CPU core group the L2
+  // caches its cores cover), 0 when none. The roofline cost model keeps the
+  // values between a launch's kernels there when they all fit.
+  int64_t onchip_bytes = 0;
   std::string description;   // one line for humans
   // Stable identity for stored profiles: for a real CPU device the CPU model,
   // its cores and the oneDNN version; for an emulated one its model

@@ -354,7 +354,26 @@ std::string onednn_version() {
   return fmt::format("{}.{}.{}", v->major, v->minor, v->patch);
 }
 
-PlatformDevice real_cpu_device(const DeviceSpec& spec, const std::string& cpu_model) {
+// A core group's on-chip memory: the L2 instances its cores cover. L2 is
+// private to a core (or a small cluster) on current x86 and Arm CPUs, so the
+// group's kernels can keep values there while they run on those cores; L3
+// is shared with the other core groups and is not counted. 0 when hwloc did
+// not report L2.
+int64_t l2_bytes_of(const std::vector<int>& cores, const MachineInfo& machine) {
+  for (const CacheInfo& cache : machine.caches) {
+    if (cache.level != 2) continue;
+    int64_t covered = 0;
+    for (const std::vector<int>& served : cache.instances)
+      if (std::any_of(cores.begin(), cores.end(),
+                      [&](int core) { return std::find(served.begin(), served.end(), core) != served.end(); }))
+        ++covered;
+    return covered * static_cast<int64_t>(cache.size_bytes);
+  }
+  return 0;
+}
+
+PlatformDevice real_cpu_device(const DeviceSpec& spec, const MachineInfo& machine) {
+  const std::string& cpu_model = machine.cpu_model;
   PlatformDevice device;
   device.name = spec.name();
   device.kind = DeviceKind::kCpu;
@@ -362,6 +381,9 @@ PlatformDevice real_cpu_device(const DeviceSpec& spec, const std::string& cpu_mo
   device.memory_space = kHostMemory;
   device.n_streams = 1;
   device.shared_resource = kHostDram;
+  // Derived from the machine, like the cores: not part of the signature,
+  // which already names the CPU model and the cores.
+  device.onchip_bytes = l2_bytes_of(spec.cores, machine);
   std::string core_list = device.name.substr(device.name.find(':') + 1);
   device.description = fmt::format("{}, cores {}", cpu_model, core_list);
   device.signature = fmt::format("cpu|{}|cores={}|{}|onednn={}", cpu_model, spec.cores.size(), core_list,
@@ -409,15 +431,15 @@ Platform make_platform(const std::string& device_spec, const std::string& platfo
 
   Platform platform;
   platform.name = platform_file.empty() ? "this machine" : file.name;
-  std::string cpu_model;
+  MachineInfo machine;
   bool has_real = false;
   std::set<std::string> spaces = {kHostMemory};
   std::set<std::string> shared;
   for (const DeviceSpec& spec : specs) {
     if (spec.kind == DeviceKind::kCpu) {
-      if (!has_real) cpu_model = describe_machine().cpu_model;
+      if (!has_real) machine = describe_machine();
       has_real = true;
-      platform.devices.push_back(real_cpu_device(spec, cpu_model));
+      platform.devices.push_back(real_cpu_device(spec, machine));
     } else {
       platform.devices.push_back(file.devices[file.find_device(spec.name())]);
     }

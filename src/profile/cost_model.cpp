@@ -38,9 +38,9 @@ bool device_supports_all(const Graph& graph, const std::vector<NodeId>& nodes, c
 // its kernel (cpu::fusion_group, cut at the launch's edge, as the CPU
 // backend lowers it). Values passed between two kernels of one launch go
 // through memory — written out and read back — unless the device's on-chip
-// memory holds all of them at once: then the launch runs as one kernel
-// keeping them on chip (the hardware-aware partitioning of Zhao et al.,
-// OSDI'23, for a DSA's scratchpad or an NPU's SRAM).
+// memory holds all of them at once: then they stay on chip, and an emulated
+// accelerator runs the launch as one kernel (the hardware-aware partitioning
+// of Zhao et al., OSDI'23, for a DSA's scratchpad or an NPU's SRAM).
 struct LaunchShape {
   int n_kernels = 0;
   double spilled_bytes = 0;  // values between kernels, written and read back
@@ -68,11 +68,14 @@ LaunchShape launch_shape(const Graph& graph, const std::vector<NodeId>& nodes, c
                                          [&](NodeId c) { return inside(c) && kernel_of[c] != kernel_of[id]; });
       if (to_other_kernel) between += graph.values[v].nbytes();
     }
-  if (between > 0 && device.onchip_bytes > 0 && between <= static_cast<double>(device.onchip_bytes)) {
-    shape.n_kernels = 1;
-  } else {
+  bool fits_on_chip = between > 0 && device.onchip_bytes > 0 && between <= static_cast<double>(device.onchip_bytes);
+  if (!fits_on_chip) {
     shape.spilled_bytes = 2 * between;
+  } else if (device.is_emulated()) {
+    shape.n_kernels = 1;
   }
+  // A real CPU core group keeps such values in its caches, but its backend
+  // still runs each kernel on its own, each paying its launch overhead.
   return shape;
 }
 

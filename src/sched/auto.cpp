@@ -3,9 +3,10 @@
 //   1. every device that runs the whole graph, alone (the sequential plans),
 //      and every other registered scheduler (but the slow exact ones, see
 //      below) make a plan; the simulator predicts each with one cost model;
-//   2. a local search improves the best: move a launch to another device,
-//      put it on another stream, run it before the launch ahead of it on its
-//      lane, or swap the devices of two nearby launches — each change kept
+//   2. a local search improves the best: move a launch, or a branch of
+//      launches, to another device, put a launch on another stream, run it
+//      before the launch ahead of it on its lane, or swap the devices of two
+//      nearby launches — each change kept
 //      only when the simulated makespan drops — until a whole pass finds
 //      nothing or the budget is spent.
 // So the plan is never predicted slower than any scheduler it ran nor than
@@ -394,8 +395,8 @@ class AutoScheduler : public Scheduler {
 }  // namespace
 
 HETSCHED_SCHEDULER("auto",
-                   "ours: every scheduler's plan simulated, the best improved by local search (move, re-stream, "
-                   "reorder, swap); never predicted slower than any of them or than the best single device",
+                   "ours: every scheduler's plan simulated, the best improved by local search (move, branch move, "
+                   "re-stream, reorder, swap); never predicted slower than any of them or than the best single device",
                    AutoScheduler);
 
 }  // namespace hetsched

@@ -1,10 +1,11 @@
-// "ios": IOS, the Inter-Operator Scheduler (Ding, Zheng, Wang, Pekhimenko &
-// Zhu, "IOS: Inter-Operator Scheduler for CNN Acceleration", MLSys 2021), on
+// "ios": IOS, the Inter-Operator Scheduler (Ding, Zhu, Jia, Pekhimenko &
+// Han, "IOS: Inter-Operator Scheduler for CNN Acceleration", MLSys 2021), on
 // one device with several streams.
 //
 // The schedule is a sequence of stages (see sched/ios.h): a concurrent stage
 // runs groups of units side by side, one stream each; a merge stage runs
-// same-input convolutions as one wider launch. IOS finds the sequence with the
+// same-input convolutions as one launch (IOS builds one wider convolution;
+// here they stay separate kernels reading the shared input once). IOS finds the sequence with the
 // least summed stage latency by dynamic programming over the graph's
 // "endings", pruned to at most r units per group and s groups per stage. IOS
 // measures each stage on the GPU; here a stage's latency comes from the cost

@@ -1,4 +1,4 @@
-// IOS (Ding, Zheng, Wang, Pekhimenko & Zhu, "IOS: Inter-Operator Scheduler
+// IOS (Ding, Zhu, Jia, Pekhimenko & Han, "IOS: Inter-Operator Scheduler
 // for CNN Acceleration", MLSys 2021): the parts of the "ios" scheduler
 // (src/sched/ios.cpp) that tests check directly — the stage model, the
 // dynamic program over endings and the split at cut units.
@@ -9,8 +9,9 @@
 //     components of the stage's own subgraph; each group runs one unit after
 //     another on one stream, the groups on different streams, all at once;
 //   - merge: Conv units reading the same input with the same attributes and
-//     epilogue, run as ONE launch (a wider convolution reads the shared input
-//     once; the cost model's launch_bytes counts it once).
+//     epilogue, run as ONE launch in place of IOS's wider convolution: the
+//     shared input is read once (launch_bytes counts it once), but the
+//     convolutions stay separate kernels, each paying its launch overhead.
 // IOS's search: cost[S] for S a set of units closed under predecessors (what
 // has run after some stages) is the least over the endings E of S (E closed
 // under successors within S; E is S's last stage) of cost[S - E] +

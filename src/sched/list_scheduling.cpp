@@ -226,9 +226,9 @@ TaskSchedule peft(const TaskGraph& g) {
 }
 
 UnitTaskGraph build_unit_task_graph(const Graph& graph, const Platform& platform, const CostModel& cost,
-                                    const std::string& scheduler) {
+                                    const std::string& scheduler, std::vector<std::vector<NodeId>> units) {
   UnitTaskGraph problem;
-  problem.units = fusion_units(graph);
+  problem.units = units.empty() ? fusion_units(graph) : std::move(units);
   const int n_tasks = static_cast<int>(problem.units.size());
   const int n_procs = static_cast<int>(platform.devices.size());
   if (n_procs == 0) throw Error(ErrorCode::kUsage, fmt::format("scheduler '{}': the platform has no device", scheduler));
@@ -241,7 +241,17 @@ UnitTaskGraph build_unit_task_graph(const Graph& graph, const Platform& platform
 
   std::vector<int> unit_of_node(graph.nodes.size(), -1);
   for (int t = 0; t < n_tasks; ++t)
-    for (NodeId id : problem.units[t]) unit_of_node[id] = t;
+    for (NodeId id : problem.units[t]) {
+      if (id < 0 || id >= static_cast<NodeId>(graph.nodes.size()) || unit_of_node[id] >= 0)
+        throw Error(ErrorCode::kUsage, fmt::format("scheduler '{}': its launch units hold a node twice or an unknown "
+                                                   "node ({})",
+                                                   scheduler, id));
+      unit_of_node[id] = t;
+    }
+  for (size_t id = 0; id < graph.nodes.size(); ++id)
+    if (unit_of_node[id] < 0)
+      throw Error(ErrorCode::kUsage, fmt::format("scheduler '{}': its launch units leave out {}", scheduler,
+                                                 graph.nodes[id].label()));
 
   auto host_device = std::find_if(platform.devices.begin(), platform.devices.end(),
                                   [](const PlatformDevice& d) { return d.memory_space == kHostMemory; });
@@ -303,9 +313,19 @@ Plan plan_from_task_schedule(const Graph& graph, const Platform& platform, const
   const TaskGraph& tasks = problem.tasks;
   const int n_tasks = tasks.n_tasks;
   const std::string model_note = fmt::format(
-      "{} fusion units; each edge's communication time is the mean transfer time over ordered pairs of distinct "
+      "{} {} units; each edge's communication time is the mean transfer time over ordered pairs of distinct "
       "devices (the list-scheduling model has one time per edge), paid on the reader's device",
-      n_tasks);
+      n_tasks, problem.units_note.empty() ? "fusion" : "launch");
+  auto add_notes = [&](Plan& plan) {
+    plan.notes.push_back(model_note);
+    if (!problem.units_note.empty()) plan.notes.push_back(problem.units_note);
+  };
+  // Where the unit is more than a fusion unit, its reason says what it is.
+  auto with_unit_note = [&](int t, std::string reason) {
+    if (t < static_cast<int>(problem.unit_notes.size()) && !problem.unit_notes[t].empty())
+      reason += fmt::format(" [{}]", problem.unit_notes[t]);
+    return reason;
+  };
 
   // The greedy placement can lose to one device alone (PEFT's optimistic
   // cost table ignores that the successors compete for the same device);
@@ -325,10 +345,11 @@ Plan plan_from_task_schedule(const Graph& graph, const Platform& platform, const
                                      platform.devices[alone_device].name, format_ms(alone_us), scheduler,
                                      format_ms(schedule.makespan));
     std::vector<LaunchAssignment> launches;
-    for (int t : schedule.order) launches.push_back(LaunchAssignment{problem.units[t], alone_device, 0, reason});
+    for (int t : schedule.order)
+      launches.push_back(LaunchAssignment{problem.units[t], alone_device, 0, with_unit_note(t, reason)});
     Plan plan = build_plan(graph, platform, launches, scheduler);
     plan.predicted_ms = alone_us / 1000.0;
-    plan.notes.push_back(model_note);
+    add_notes(plan);
     plan.notes.push_back(reason);
     return plan;
   }
@@ -360,7 +381,7 @@ Plan plan_from_task_schedule(const Graph& graph, const Platform& platform, const
       reason = fmt::format("{}: {} to {} on {} in the least-makespan schedule found ({})", scheduler,
                            format_ms(schedule.start[t]), format_ms(schedule.finish[t]), platform.devices[chosen].name,
                            format_ms(schedule.makespan));
-      launches.push_back(LaunchAssignment{problem.units[t], chosen, 0, std::move(reason)});
+      launches.push_back(LaunchAssignment{problem.units[t], chosen, 0, with_unit_note(t, std::move(reason))});
       continue;
     }
     if (schedule.lookahead.empty())
@@ -374,11 +395,11 @@ Plan plan_from_task_schedule(const Graph& graph, const Platform& platform, const
     for (int p = 0; p < tasks.n_procs; ++p)
       if (p != chosen) others.push_back(fmt::format("{} {}", platform.devices[p].name, outcome(t, p)));
     if (!others.empty()) reason += fmt::format(" ({})", fmt::join(others, "; "));
-    launches.push_back(LaunchAssignment{problem.units[t], chosen, 0, std::move(reason)});
+    launches.push_back(LaunchAssignment{problem.units[t], chosen, 0, with_unit_note(t, std::move(reason))});
   }
   Plan plan = build_plan(graph, platform, launches, scheduler);
   plan.predicted_ms = schedule.makespan / 1000.0;
-  plan.notes.push_back(model_note);
+  add_notes(plan);
   return plan;
 }
 

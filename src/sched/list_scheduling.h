@@ -81,11 +81,18 @@ TaskSchedule heft(const TaskGraph& graph);
 // heft() does.
 TaskSchedule peft(const TaskGraph& graph);
 
-// A model graph as a task graph: one task per fusion unit (plan_builder.h),
-// in topological order, with receiver_pays_communication set.
+// A model graph as a task graph: one task per launch unit (by default the
+// fusion units of plan_builder.h), in topological order, with
+// receiver_pays_communication set.
 struct UnitTaskGraph {
   std::vector<std::vector<NodeId>> units;  // [task]
   TaskGraph tasks;
+  // Set by the caller when the units are not plain fusion units (a partition
+  // pass such as onchip_partition.h made them): `units_note` goes into the
+  // plan's notes, unit_notes[task] (when non-empty) at the end of the
+  // placement reason of the task's nodes. Empty: fusion units.
+  std::string units_note;
+  std::vector<std::string> unit_notes;
 };
 
 // cost[t][p] = cost.launch(unit t, device p) (+inf when the device does not
@@ -97,9 +104,13 @@ struct UnitTaskGraph {
 // reading graph inputs also pays, on a device outside host memory, for
 // copying them there (cost.transfer from a host device; the mean link time
 // when the platform has no device in host memory). A unit no device runs is
-// ErrorCode::kUnsupported naming its node.
+// ErrorCode::kUnsupported naming its node. `units`: the launch units, every
+// node exactly once, listed in a topological order of their contraction
+// (launch_units_from_params() in onchip_partition.h gives such); empty =
+// fusion_units(graph); units missing a node or holding one twice are
+// ErrorCode::kUsage (a scheduler bug).
 UnitTaskGraph build_unit_task_graph(const Graph& graph, const Platform& platform, const CostModel& cost,
-                                    const std::string& scheduler);
+                                    const std::string& scheduler, std::vector<std::vector<NodeId>> units = {});
 
 // The schedule as a Plan: one launch per unit on stream 0 of its processor,
 // in order of start time (ties: scheduling order, so the order stays
@@ -110,7 +121,9 @@ UnitTaskGraph build_unit_task_graph(const Graph& graph, const Platform& platform
 // gives the unit's start and finish and the makespan instead;
 // predicted_ms = makespan / 1000. When one device alone would finish sooner
 // under the same task graph (the sum of its costs), the plan is every unit
-// on that device instead, saying so in the reasons and notes.
+// on that device instead, saying so in the reasons and notes. The problem's
+// units_note and unit_notes (what made the units) are added to the notes and
+// reasons.
 Plan plan_from_task_schedule(const Graph& graph, const Platform& platform, const UnitTaskGraph& problem,
                              const TaskSchedule& schedule, const std::string& scheduler);
 

@@ -122,7 +122,7 @@ double node_floor_us(const Graph& graph, NodeId id, const std::vector<NodeId>& u
   auto weights_us = [&](const std::vector<NodeId>& nodes) {
     return weight_bytes(graph, nodes) / (device.bandwidth_gbps * kPerMicrosecond);
   };
-  if (peaks && device.onchip_bytes > 0)  // any group may become one kernel keeping activations on chip
+  if (peaks && device.onchip_bytes > 0 && device.is_emulated())  // a group may be one kernel, activations on chip
     return std::min(alone.us, std::max(compute_us({id}), weights_us({id})));
   bool whole_unit = std::all_of(unit.begin(), unit.end(), [&](NodeId n) { return device.supports(graph.nodes[n]); });
   std::vector<NodeId> group = whole_unit ? unit : std::vector<NodeId>{id};

@@ -4,8 +4,8 @@
 // It holds for any grouping of nodes into launches. Each node is costed at
 // the least it could take inside any launch on a device (never more than the
 // cost model's estimate for it alone):
-//  - on a device with on-chip memory (a fused group may be one kernel with
-//    its activations on chip): its FLOPs at the device's peak or its weights
+//  - on an emulated device with on-chip memory (a fused group may be one
+//    kernel with its activations on chip): its FLOPs at the device's peak or its weights
 //    at the device's bandwidth, whichever is longer;
 //  - on a roofline-costed device without it: its fusion unit (a launch pays
 //    one overhead per unit it holds) at one launch overhead plus the mean of

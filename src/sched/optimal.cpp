@@ -1,6 +1,7 @@
 // "optimal": the minimum makespan of the list-scheduling task graph
-// (list_scheduling.h: fusion units, per-device launch estimates, mean
-// transfer costs) found exactly by a mixed-integer linear program, solved by
+// (list_scheduling.h: fusion units, or with partition=onchip the on-chip
+// groups of onchip_partition.h; per-device launch estimates, mean transfer
+// costs) found exactly by a mixed-integer linear program, solved by
 // CBC (COIN-OR Branch and Cut) within a time limit.
 //
 // The formulation is the classic disjunctive one for scheduling a DAG on
@@ -50,6 +51,7 @@
 
 #include "hetsched/error.h"
 #include "hetsched/scheduler.h"
+#include "sched/onchip_partition.h"
 
 namespace hetsched {
 
@@ -529,7 +531,9 @@ class OptimalScheduler : public Scheduler {
                 const ScheduleOptions& options) const override {
     double time_limit = 10;
     int max_tasks = 40;
-    for (const auto& [key, value] : options.params) {
+    std::map<std::string, std::string> params = options.params;
+    LaunchUnits units = launch_units_from_params(graph, platform, params, "optimal");
+    for (const auto& [key, value] : params) {
       if (key == "time_limit") {
         time_limit = number_param(key, value, "seconds > 0");
         if (time_limit <= 0)
@@ -543,15 +547,19 @@ class OptimalScheduler : public Scheduler {
         max_tasks = static_cast<int>(number);
       } else {
         throw Error(ErrorCode::kUsage,
-                    fmt::format("scheduler 'optimal': unknown parameter '{}' (known: time_limit, max_tasks)", key));
+                    fmt::format("scheduler 'optimal': unknown parameter '{}' (known: time_limit, max_tasks, "
+                                "partition=none|onchip, partition_device)",
+                                key));
       }
     }
-    UnitTaskGraph problem = build_unit_task_graph(graph, platform, cost, "optimal");
+    UnitTaskGraph problem = build_unit_task_graph(graph, platform, cost, "optimal", std::move(units.units));
+    problem.units_note = std::move(units.note);
+    problem.unit_notes = std::move(units.unit_notes);
     if (problem.tasks.n_tasks > max_tasks)
       throw Error(ErrorCode::kUnsupported,
                   fmt::format("scheduler 'optimal': the graph has {} launch units, more than max_tasks={} (the exact "
                               "search grows exponentially with them); use another scheduler such as heft, or raise "
-                              "max_tasks (--sched-param max_tasks={})",
+                              "max_tasks (hetsched plan --sched-param max_tasks={})",
                               problem.tasks.n_tasks, max_tasks, problem.tasks.n_tasks));
     OptimalOptions solve;
     solve.time_limit_s = time_limit;
@@ -574,7 +582,7 @@ class OptimalScheduler : public Scheduler {
 
 HETSCHED_SCHEDULER("optimal",
                    "exact minimum makespan of the HEFT task graph (fusion units) as a MILP solved by CBC; "
-                   "time_limit (s, default 10), max_tasks (default 40)",
+                   "time_limit (s, default 10), max_tasks (default 40), partition=none|onchip, partition_device",
                    OptimalScheduler);
 
 }  // namespace hetsched

@@ -69,7 +69,7 @@ struct PlanCommand {
   std::string output;
 
   CLI::App* add_to(CLI::App& app) {
-    auto* cmd = app.add_subcommand("plan", "run a scheduler and write its plan (see docs/plans.md)");
+    auto* cmd = app.add_subcommand("plan", "run a scheduler and write its plan (see docs/plans.md, docs/schedulers.md)");
     model.add_to(cmd);
     std::vector<std::string> known;
     for (const auto& [name, summary] : scheduler_names()) known.push_back(name);

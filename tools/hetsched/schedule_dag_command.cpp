@@ -99,7 +99,7 @@ void add_schedule_dag_command(CLI::App& app, int* exit_code) {
   auto state = std::make_shared<ScheduleDagCommand>();
   auto* cmd = app.add_subcommand("schedule-dag",
                                  "schedule an abstract task graph (JSON: devices, tasks with a cost per device, edges)");
-  cmd->add_option("dag", state->path, "the task graph file (see docs/plans.md)")->required();
+  cmd->add_option("dag", state->path, "the task graph file (see docs/schedulers.md)")->required();
   cmd->add_option("--scheduler", state->scheduler, "heft, peft or optimal")->capture_default_str();
   cmd->add_option("--time-limit", state->time_limit_s, "seconds the optimal scheduler may search")
       ->check(CLI::PositiveNumber)

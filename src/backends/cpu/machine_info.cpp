@@ -87,16 +87,22 @@ MachineInfo describe_machine() {
                                        HWLOC_OBJ_L5CACHE};
     for (hwloc_obj_type_t type : levels) {
       // Data/unified caches only (instruction caches are separate hwloc
-      // types); the first instance over our cores stands for the level.
+      // types); the first instance over our cores stands for the level's
+      // size and sharing, and every instance lists the usable cores it serves.
+      CacheInfo c;
       for (hwloc_obj_t cache : usable_objects(topo.get(), type, usable.get())) {
         if (cache->attr->cache.type == HWLOC_OBJ_CACHE_INSTRUCTION || cache->attr->cache.size == 0) continue;
-        CacheInfo c;
-        c.level = static_cast<int>(cache->attr->cache.depth);
-        c.size_bytes = static_cast<long long>(cache->attr->cache.size);
-        c.n_sharing_cores = hwloc_bitmap_weight(cache->cpuset);
-        info.caches.push_back(c);
-        break;
+        if (c.level == 0) {
+          c.level = static_cast<int>(cache->attr->cache.depth);
+          c.size_bytes = static_cast<long long>(cache->attr->cache.size);
+          c.n_sharing_cores = hwloc_bitmap_weight(cache->cpuset);
+        }
+        std::vector<int> served;
+        for (int core : info.usable_cores)
+          if (hwloc_bitmap_isset(cache->cpuset, static_cast<unsigned>(core))) served.push_back(core);
+        c.instances.push_back(std::move(served));
       }
+      if (c.level != 0) info.caches.push_back(std::move(c));
     }
   }
 
