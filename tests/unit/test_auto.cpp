@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "graph_test_util.h"
+#include "plan_test_util.h"
 #include "hetsched/device.h"
 #include "hetsched/cost_model.h"
 #include "hetsched/error.h"
@@ -26,24 +27,14 @@
 namespace hetsched {
 namespace {
 
+using testing::schedule;
+using testing::simulated_ms;
+
 using testing::add_float_value;
 using testing::add_op;
 using testing::expect_same_outputs;
 
 const std::string kPlatforms = std::string(HETSCHED_SOURCE_DIR) + "/platforms/";
-
-Plan schedule(const std::string& name, const Graph& g, const Platform& p, const CostModel& cost,
-              std::map<std::string, std::string> params = {}) {
-  ScheduleOptions options;
-  options.params = std::move(params);
-  Plan plan = make_scheduler(name)->schedule(g, p, cost, options);
-  validate_plan(plan, g, p);
-  return plan;
-}
-
-double simulated_ms(const Plan& plan, const Graph& g, const Platform& p, const CostModel& cost) {
-  return simulate(plan, g, p, cost).makespan_us / 1e3;
-}
 
 // A host CPU and an accelerator four times as fast with its own memory,
 // behind a link: placing work there pays copies.

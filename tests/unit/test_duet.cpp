@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "graph_test_util.h"
+#include "plan_test_util.h"
 #include "kernel_test_util.h"
 
 #include "hetsched/cost_model.h"
@@ -29,6 +30,9 @@
 
 namespace hetsched {
 namespace {
+
+using testing::schedule;
+using testing::simulated_ms;
 
 using testing::expect_same_outputs;
 
@@ -152,19 +156,6 @@ Graph independent(const std::vector<std::pair<std::string, double>>& flops) {
   g.finalize();
   for (const auto& [name, f] : flops) set_flops(g, name, f);
   return g;
-}
-
-Plan schedule(const std::string& scheduler, const Graph& g, const Platform& p, const CostModel& cost,
-              std::map<std::string, std::string> params = {}) {
-  ScheduleOptions options;
-  options.params = std::move(params);
-  Plan plan = make_scheduler(scheduler)->schedule(g, p, cost, options);
-  validate_plan(plan, g, p);
-  return plan;
-}
-
-double simulated_ms(const Plan& plan, const Graph& g, const Platform& p, const CostModel& cost) {
-  return simulate(plan, g, p, cost).makespan_us / 1000.0;
 }
 
 const std::string& device_of(const Plan& plan, const Graph& g, const std::string& node) {
@@ -450,44 +441,12 @@ TEST(DuetScheduler, OneDominantDeviceTakesEverything) {
 // ---------------------------------------------------------------- zoo models, executed
 
 TEST(DuetScheduler, ZooPlansRunAndMatchTheSequentialPlan) {
-  struct Case {
-    const char* model;
-    const char* platform;
-    std::map<std::string, std::string> zoo_params;
-  };
-  for (const Case& c : {Case{"squeezenet1_0", "cpu-dsa", {}},
-                        Case{"bert", "phone-soc", {{"layers", "2"}, {"seq", "16"}}}}) {
-    SCOPED_TRACE(fmt::format("{} on {}", c.model, c.platform));
-    LoadOptions load;
-    load.zoo_params = c.zoo_params;
-    Graph g = load_model(std::string("zoo:") + c.model, load);
-    Platform platform = make_platform("", kPlatforms + "/" + c.platform + ".json");
-    std::shared_ptr<const CostModel> cost = make_roofline_cost_model(platform);
-    Plan plan = schedule("duet", g, platform, *cost);
-    std::set<int> used;
-    for (const Placement& p : plan.placement) used.insert(p.device);
-    EXPECT_GT(used.size(), 1u) << "a one-device plan would not test the crossings";
-
-    TensorMap inputs = random_inputs(g, 5);
-    std::vector<LaunchAssignment> sequential;
-    for (auto& unit : fusion_units(g)) sequential.push_back({unit, 0, 0, "test"});
-    TensorMap want = Executor(g, build_plan(g, platform, sequential, "sequential"), platform, cost).run(inputs);
-    expect_same_outputs(Executor(g, plan, platform, cost).run(inputs), want, "duet");
-  }
+  testing::expect_zoo_plans_match_sequential(
+      "duet", {{"squeezenet1_0", "cpu-dsa", {}}, {"bert", "phone-soc", {{"layers", "2"}, {"seq", "16"}}}});
 }
 
 TEST(DuetScheduler, PlansBertInUnderASecond) {
-  Graph g = load_model("zoo:bert");
-  for (const char* name : {"phone-soc", "desktop-gpu"}) {
-    Platform platform = make_platform("", kPlatforms + "/" + name + ".json");
-    auto cost = make_roofline_cost_model(platform);
-    auto begin = std::chrono::steady_clock::now();
-    Plan plan = schedule("duet", g, platform, *cost);
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    std::printf("duet on bert (%zu nodes), %s: planned in %.3f s, predicted %.3f ms\n", g.nodes.size(), name,
-                seconds, plan.predicted_ms);
-    EXPECT_LT(seconds, 1.0) << name;
-  }
+  for (const char* name : {"phone-soc", "desktop-gpu"}) EXPECT_LT(testing::seconds_to_plan_bert("duet", name), 1.0) << name;
 }
 
 // ---------------------------------------------------------------- parameters

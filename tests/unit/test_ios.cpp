@@ -17,6 +17,7 @@
 
 #include "graph_test_util.h"
 #include "kernel_test_util.h"
+#include "plan_test_util.h"
 
 #include "hetsched/cost_model.h"
 #include "hetsched/device.h"
@@ -496,18 +497,7 @@ TEST(IosScheduler, PlanOnAnEmulatedGpuGivesTheSequentialOutputs) {
   for (const Lane& lane : plan.lanes)
     if (plan.devices[lane.device] == "emu:gpu") streams.insert(lane.stream);
   EXPECT_GT(streams.size(), 1u);
-  TensorMap inputs = random_inputs(graph, 5);
-  std::vector<LaunchAssignment> sequential;
-  for (auto& unit : fusion_units(graph)) sequential.push_back({unit, 0, 0, "sequential"});
-  Executor reference(graph, build_plan(graph, platform, sequential, "sequential"), platform, nullptr);
-  TensorMap want = reference.run(inputs);
-  Executor executor(graph, plan, platform, cost);
-  TensorMap got = executor.run(inputs);
-  ASSERT_EQ(got.size(), want.size());
-  for (const auto& [name, tensor] : want) {
-    ASSERT_TRUE(got.count(name)) << name;
-    EXPECT_LE(testing::relative_error(got.at(name), tensor), 1e-4) << name;
-  }
+  testing::expect_plan_matches_sequential(graph, plan, platform, cost, "ios");
 }
 
 TEST(IosScheduler, MergedLaunchesRunOnTheCpuBackend) {

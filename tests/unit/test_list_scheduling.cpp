@@ -15,10 +15,13 @@
 #include "hetsched/scheduler.h"
 #include "hetsched/session.h"
 #include "sched/list_scheduling.h"
+#include "task_schedule_test_util.h"
 #include "sim/simulator.h"
 
 namespace hetsched {
 namespace {
+
+using testing::expect_valid_schedule;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 const std::string kDesktopGpu = std::string(HETSCHED_SOURCE_DIR) + "/platforms/desktop-gpu.json";
@@ -70,56 +73,11 @@ TaskGraph peft_paper_example() {
                       {4, 8, 11}, {4, 9, 7}, {5, 9, 57}, {6, 8, 5}, {7, 10, 9}, {8, 10, 42}, {9, 10, 7}});
 }
 
-// Every task placed once on a processor that runs it for its cost, after
-// its predecessors' data arrived, without overlapping another task on its
-// processor; the order is a topological order; makespan is the last finish.
-void expect_valid(const TaskGraph& g, const TaskSchedule& s) {
-  constexpr double kEps = 1e-9;
-  ASSERT_EQ(static_cast<int>(s.proc.size()), g.n_tasks);
-  ASSERT_EQ(static_cast<int>(s.order.size()), g.n_tasks);
-  std::vector<int> position(g.n_tasks, -1);
-  for (int i = 0; i < g.n_tasks; ++i) {
-    ASSERT_EQ(position[s.order[i]], -1) << "task " << s.order[i] << " ordered twice";
-    position[s.order[i]] = i;
-  }
-  double last_finish = 0;
-  for (int t = 0; t < g.n_tasks; ++t) {
-    ASSERT_GE(s.proc[t], 0);
-    ASSERT_LT(s.proc[t], g.n_procs);
-    ASSERT_TRUE(std::isfinite(g.cost[t][s.proc[t]])) << "task " << t << " on a processor that cannot run it";
-    EXPECT_GE(s.start[t], 0);
-    last_finish = std::max(last_finish, s.finish[t]);
-    for (auto [succ, comm] : g.succ[t]) {
-      EXPECT_LT(position[t], position[succ]) << "order not topological: " << t << " -> " << succ;
-      double crossing = s.proc[t] == s.proc[succ] ? 0 : comm;
-      double arrival = s.finish[t] + (g.receiver_pays_communication ? 0 : crossing);
-      EXPECT_GE(s.start[succ] + kEps, arrival) << "task " << succ << " starts before the data of " << t << " arrive";
-    }
-  }
-  for (int t = 0; t < g.n_tasks; ++t) {
-    double duration = g.cost[t][s.proc[t]];
-    if (g.receiver_pays_communication)
-      for (int m = 0; m < g.n_tasks; ++m)
-        for (auto [succ, comm] : g.succ[m])
-          if (succ == t && s.proc[m] != s.proc[t]) duration += comm;
-    EXPECT_NEAR(s.finish[t] - s.start[t], duration, kEps) << "task " << t;
-  }
-  EXPECT_NEAR(s.makespan, last_finish, kEps);
-  for (int p = 0; p < g.n_procs; ++p) {
-    std::vector<int> on_p;
-    for (int t = 0; t < g.n_tasks; ++t)
-      if (s.proc[t] == p) on_p.push_back(t);
-    std::sort(on_p.begin(), on_p.end(), [&](int a, int b) { return s.start[a] < s.start[b]; });
-    for (size_t i = 1; i < on_p.size(); ++i)
-      EXPECT_LE(s.finish[on_p[i - 1]], s.start[on_p[i]] + kEps)
-          << "tasks " << on_p[i - 1] << " and " << on_p[i] << " overlap on processor " << p;
-  }
-}
 
 TEST(ListScheduling, HeftPaperExampleGivesMakespan80) {
   TaskGraph g = heft_paper_example();
   TaskSchedule s = heft(g);
-  expect_valid(g, s);
+  expect_valid_schedule(g, s, /*order_by_start=*/false);
   EXPECT_DOUBLE_EQ(s.makespan, 80);
   // Table/Fig. 4 of the paper: rank_u and the resulting order.
   const std::vector<double> rank_u = {108.0, 77.0, 80.0, 80.0, 69.0, 63.0 + 1.0 / 3, 42.0 + 2.0 / 3,
@@ -137,7 +95,7 @@ TEST(ListScheduling, HeftPaperExampleGivesMakespan80) {
 TEST(ListScheduling, PeftPaperExampleGivesMakespan122) {
   TaskGraph g = peft_paper_example();
   TaskSchedule s = peft(g);
-  expect_valid(g, s);
+  expect_valid_schedule(g, s, /*order_by_start=*/false);
   EXPECT_DOUBLE_EQ(s.makespan, 122);
   // rank_oct of the paper's Table 2, rounded as printed there.
   const std::vector<double> rank_oct = {73, 41, 37, 44, 31, 42, 17, 21, 16, 0};
@@ -150,14 +108,14 @@ TEST(ListScheduling, HeftOnPeftPaperExampleGivesMakespan133) {
   // The PEFT paper compares against HEFT on its own example: 133.
   TaskGraph g = peft_paper_example();
   TaskSchedule s = heft(g);
-  expect_valid(g, s);
+  expect_valid_schedule(g, s, /*order_by_start=*/false);
   EXPECT_DOUBLE_EQ(s.makespan, 133);
 }
 
 TEST(ListScheduling, PeftOnHeftPaperExampleGivesMakespan85) {
   TaskGraph g = heft_paper_example();
   TaskSchedule s = peft(g);
-  expect_valid(g, s);
+  expect_valid_schedule(g, s, /*order_by_start=*/false);
   // Checked by hand: OCT(t7, .) = (21, 7, 16) since OCT(t10, .) = 0, so
   // OCT(t7, P1) = min(0 + 21, 7 + 17, 16 + 17); rank_oct order 1, 4, 2, 5,
   // 3, 6, 7, 9, 8, 10. t8 ties at EFT + OCT = 85 on P1 and P2 and takes P1;
@@ -182,7 +140,7 @@ TEST(ListScheduling, InsertionFillsAnIdleGap) {
   g.cost = {{2, 50}, {2, 50}, {kInf, 10}, {3, 40}};
   g.succ = {{{1, 0.0}}, {}, {{1, 10.0}}, {}};
   TaskSchedule s = heft(g);
-  expect_valid(g, s);
+  expect_valid_schedule(g, s, /*order_by_start=*/false);
   EXPECT_EQ(s.proc[1], 0);
   EXPECT_DOUBLE_EQ(s.start[1], 20);  // c finishes at 10 on P1, + 10 of communication
   EXPECT_EQ(s.proc[3], 0);
@@ -202,14 +160,14 @@ TEST(ListScheduling, ReceiverPaysCommunicationOnItsOwnProcessor) {
   g.succ = {{{1, 3.0}}, {}, {}};
   g.receiver_pays_communication = true;
   TaskSchedule s = heft(g);
-  expect_valid(g, s);
+  expect_valid_schedule(g, s, /*order_by_start=*/false);
   EXPECT_DOUBLE_EQ(s.start[1], 2);    // as soon as a finishes, not at 2 + 3
   EXPECT_DOUBLE_EQ(s.finish[1], 10);  // 3 of communication + 5 on P1
   EXPECT_DOUBLE_EQ(s.start[2], 10);   // 0..4 would overlap b's 2..10
   EXPECT_DOUBLE_EQ(s.makespan, 14);
   g.receiver_pays_communication = false;
   TaskSchedule delayed = heft(g);
-  expect_valid(g, delayed);
+  expect_valid_schedule(g, delayed, /*order_by_start=*/false);
   EXPECT_DOUBLE_EQ(delayed.start[1], 5);  // the papers' model: data arrive at 2 + 3
   EXPECT_DOUBLE_EQ(delayed.finish[1], 10);
 }
@@ -221,7 +179,7 @@ TEST(ListScheduling, TaskWithOneCapableProcessorGoesThere) {
   g.cost = {{1, 100}, {kInf, 100}};
   g.succ = {{{1, 5.0}}, {}};
   for (const TaskSchedule& s : {heft(g), peft(g)}) {
-    expect_valid(g, s);
+    expect_valid_schedule(g, s, /*order_by_start=*/false);
     EXPECT_EQ(s.proc[1], 1);
     EXPECT_TRUE(std::isinf(s.eft[1][0]));
   }

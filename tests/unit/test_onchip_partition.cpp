@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "graph_test_util.h"
+#include "plan_test_util.h"
 #include "kernel_test_util.h"
 
 #include "hetsched/cost_model.h"
@@ -33,6 +34,8 @@
 
 namespace hetsched {
 namespace {
+
+using testing::schedule;
 
 const std::string kCpuDsa = std::string(HETSCHED_SOURCE_DIR) + "/platforms/cpu-dsa.json";
 constexpr int64_t kMiB = 1 << 20;
@@ -311,15 +314,6 @@ TEST(OnchipPartition, ZooGroupsFitCoverOnceAndStayConvex) {
 }
 
 // ---------------------------------------------------------------- the partition parameter
-
-Plan schedule(const std::string& scheduler, const Graph& g, const Platform& p, const CostModel& cost,
-              std::map<std::string, std::string> params = {}) {
-  ScheduleOptions options;
-  options.params = std::move(params);
-  Plan plan = make_scheduler(scheduler)->schedule(g, p, cost, options);
-  validate_plan(plan, g, p);
-  return plan;
-}
 
 int launches_on(const Plan& plan, const std::string& device) {
   int n = 0;

@@ -16,6 +16,8 @@
 
 #include "graph_test_util.h"
 #include "kernel_test_util.h"
+#include "plan_test_util.h"
+#include "task_schedule_test_util.h"
 
 #include "hetsched/cost_model.h"
 #include "hetsched/error.h"
@@ -29,6 +31,8 @@
 
 namespace hetsched {
 namespace {
+
+using testing::expect_valid_schedule;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 const std::string kDesktopGpu = std::string(HETSCHED_SOURCE_DIR) + "/platforms/desktop-gpu.json";
@@ -59,59 +63,6 @@ TaskGraph heft_paper_example() {
   return g;
 }
 
-// Every task once on a processor that runs it, for its cost (plus, when the
-// receiver pays, its inputs' communication from other processors), after
-// its predecessors finished (plus the communication when it is a delay),
-// never overlapping another task on its processor; `order` is the tasks by
-// start and topological; makespan is the last finish.
-void expect_valid(const TaskGraph& g, const TaskSchedule& s) {
-  constexpr double kEps = 1e-9;
-  ASSERT_EQ(static_cast<int>(s.proc.size()), g.n_tasks);
-  ASSERT_EQ(static_cast<int>(s.start.size()), g.n_tasks);
-  ASSERT_EQ(static_cast<int>(s.finish.size()), g.n_tasks);
-  ASSERT_EQ(static_cast<int>(s.order.size()), g.n_tasks);
-  std::vector<int> position(g.n_tasks, -1);
-  for (int i = 0; i < g.n_tasks; ++i) {
-    ASSERT_GE(s.order[i], 0);
-    ASSERT_LT(s.order[i], g.n_tasks);
-    ASSERT_EQ(position[s.order[i]], -1) << "task " << s.order[i] << " ordered twice";
-    position[s.order[i]] = i;
-    if (i > 0) {
-      EXPECT_LE(s.start[s.order[i - 1]], s.start[s.order[i]]) << "order is not by start";
-    }
-  }
-  double last_finish = 0;
-  for (int t = 0; t < g.n_tasks; ++t) {
-    ASSERT_GE(s.proc[t], 0);
-    ASSERT_LT(s.proc[t], g.n_procs);
-    ASSERT_TRUE(std::isfinite(g.cost[t][s.proc[t]])) << "task " << t << " on a processor that cannot run it";
-    EXPECT_GE(s.start[t], 0);
-    last_finish = std::max(last_finish, s.finish[t]);
-    double duration = g.cost[t][s.proc[t]];
-    for (int m = 0; m < g.n_tasks; ++m)
-      for (auto [succ, comm] : g.succ[m]) {
-        if (succ != t) continue;
-        double crossing = s.proc[m] == s.proc[t] ? 0 : comm;
-        EXPECT_LT(position[m], position[t]) << "order not topological: " << m << " -> " << t;
-        if (g.receiver_pays_communication) {
-          duration += crossing;
-          crossing = 0;
-        }
-        EXPECT_GE(s.start[t] + kEps, s.finish[m] + crossing) << "task " << t << " starts before the data of " << m;
-      }
-    EXPECT_NEAR(s.finish[t] - s.start[t], duration, kEps) << "task " << t;
-  }
-  EXPECT_NEAR(s.makespan, last_finish, kEps);
-  for (int p = 0; p < g.n_procs; ++p) {
-    std::vector<int> on_p;
-    for (int t = 0; t < g.n_tasks; ++t)
-      if (s.proc[t] == p) on_p.push_back(t);
-    std::sort(on_p.begin(), on_p.end(), [&](int a, int b) { return s.start[a] < s.start[b]; });
-    for (size_t i = 1; i < on_p.size(); ++i)
-      EXPECT_LE(s.finish[on_p[i - 1]], s.start[on_p[i]] + kEps)
-          << "tasks " << on_p[i - 1] << " and " << on_p[i] << " overlap on processor " << p;
-  }
-}
 
 // The optimum by enumeration: every topological order with every processor
 // for each task, each task in turn starting at max(its data ready, its
@@ -183,7 +134,7 @@ TaskGraph random_dag(std::mt19937& rng, int n_tasks, int n_procs, double density
 TEST(Optimal, HeftPaperExampleBeatsHeftsEighty) {
   TaskGraph g = heft_paper_example();
   OptimalResult r = optimal_schedule(g, {});
-  expect_valid(g, r.schedule);
+  expect_valid_schedule(g, r.schedule, /*order_by_start=*/true);
   std::printf("HEFT paper example: optimal makespan %g (HEFT 80), proved %d, %.3f s\n", r.schedule.makespan,
               r.proved_optimal, r.seconds);
   EXPECT_TRUE(r.proved_optimal);
@@ -206,7 +157,7 @@ TEST(Optimal, MatchesBruteForceOnRandomSmallDags) {
           std::string what = fmt::format("{} tasks, {} processors, receiver pays {}, repeat {}", n_tasks, n_procs,
                                          receiver_pays, repeat);
           OptimalResult r = optimal_schedule(g, {});
-          expect_valid(g, r.schedule);
+          expect_valid_schedule(g, r.schedule, /*order_by_start=*/true);
           double want = brute_force_makespan(g);
           EXPECT_TRUE(r.proved_optimal) << what;
           EXPECT_NEAR(r.schedule.makespan, want, 1e-6 * want) << what;
@@ -270,7 +221,7 @@ TEST(Optimal, MatchesBruteForceWithInterchangeableBranches) {
       std::string what = fmt::format("{} chains of {}, {} processors, receiver pays {}, decoy {}", copies, length,
                                      n_procs, receiver_pays, decoy);
       OptimalResult r = optimal_schedule(g, {});
-      expect_valid(g, r.schedule);
+      expect_valid_schedule(g, r.schedule, /*order_by_start=*/true);
       EXPECT_TRUE(r.proved_optimal) << what;
       EXPECT_NEAR(r.schedule.makespan, brute_force_makespan(g), 1e-6) << what;
     }
@@ -282,7 +233,7 @@ TEST(Optimal, TimeLimitHoldsOnALargerDagAndTheResultIsNoWorseThanHeft) {
   OptimalOptions options;
   options.time_limit_s = 1;
   OptimalResult r = optimal_schedule(g, options);
-  expect_valid(g, r.schedule);
+  expect_valid_schedule(g, r.schedule, /*order_by_start=*/true);
   double heft_makespan = heft(g).makespan;
   std::printf("60 tasks, 1 s limit: %.3f s, makespan %g (HEFT %g), lower bound %g, proved %d\n", r.seconds,
               r.schedule.makespan, heft_makespan, r.lower_bound, r.proved_optimal);
@@ -320,7 +271,7 @@ TEST(Optimal, StartsFromTheIncumbent) {
   options.time_limit_s = 0.05;
   options.incumbent = &scrambled;
   OptimalResult r = optimal_schedule(g, options);
-  expect_valid(g, r.schedule);
+  expect_valid_schedule(g, r.schedule, /*order_by_start=*/true);
   std::printf("incumbent (PEFT) %g, HEFT %g: after 0.05 s %g\n", incumbent.makespan, heft(g).makespan,
               r.schedule.makespan);
   EXPECT_LE(r.schedule.makespan, incumbent.makespan + 1e-9);
@@ -368,7 +319,7 @@ TEST(Optimal, EmptyGraphAndOneProcessor) {
   TaskGraph empty;
   empty.n_procs = 2;
   OptimalResult r = optimal_schedule(empty, {});
-  expect_valid(empty, r.schedule);
+  expect_valid_schedule(empty, r.schedule, /*order_by_start=*/true);
   EXPECT_TRUE(r.proved_optimal);
   EXPECT_EQ(r.schedule.makespan, 0);
   // One processor: the sum of the costs, whatever the order.
@@ -380,7 +331,7 @@ TEST(Optimal, EmptyGraphAndOneProcessor) {
     sum += row[0];
   }
   r = optimal_schedule(g, {});
-  expect_valid(g, r.schedule);
+  expect_valid_schedule(g, r.schedule, /*order_by_start=*/true);
   EXPECT_TRUE(r.proved_optimal);
   EXPECT_DOUBLE_EQ(r.schedule.makespan, sum);
 }
@@ -486,19 +437,7 @@ TEST(OptimalScheduler, ZooPlansGiveTheSequentialOutputs) {
     Plan plan = make_scheduler("optimal")->schedule(graph, platform, *cost, options);
     ASSERT_NO_THROW(validate_plan(plan, graph, platform));
     std::printf("%s: %zu launch units; %s\n", name.c_str(), fusion_units(graph).size(), plan.notes.back().c_str());
-    Session inputs_from(graph, SessionOptions{"cpu:0", true});
-    TensorMap inputs = inputs_from.random_inputs(3);
-    std::vector<LaunchAssignment> launches;
-    for (auto& unit : fusion_units(graph)) launches.push_back({unit, 0, 0, "test"});
-    Executor sequential(graph, build_plan(graph, platform, launches, "sequential"), platform, cost);
-    TensorMap want = sequential.run(inputs);
-    Executor executor(graph, plan, platform, cost);
-    TensorMap got = executor.run(inputs);
-    ASSERT_EQ(got.size(), want.size());
-    for (const auto& [output, tensor] : want) {
-      ASSERT_TRUE(got.count(output)) << name << ": missing " << output;
-      EXPECT_LE(testing::relative_error(got.at(output), tensor), 1e-5) << name << ": " << output;
-    }
+    testing::expect_plan_matches_sequential(graph, plan, platform, cost, name, 3);
   }
 }
 

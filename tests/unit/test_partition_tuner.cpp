@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "graph_test_util.h"
+#include "plan_test_util.h"
 #include "kernel_test_util.h"
 
 #include "hetsched/cost_model.h"
@@ -30,6 +31,8 @@
 
 namespace hetsched {
 namespace {
+
+using testing::schedule;
 
 using testing::expect_same_outputs;
 
@@ -236,15 +239,6 @@ Graph conv_relu_sigmoid() {
   return g;
 }
 
-Plan schedule(const std::string& scheduler, const Graph& g, const Platform& p, const CostModel& cost,
-              std::map<std::string, std::string> params = {}) {
-  ScheduleOptions options;
-  options.params = std::move(params);
-  Plan plan = make_scheduler(scheduler)->schedule(g, p, cost, options);
-  validate_plan(plan, g, p);
-  return plan;
-}
-
 const std::string& device_of(const Plan& plan, const Graph& g, const std::string& node) {
   return plan.devices[plan.placement[g.find_node(node)].device];
 }
@@ -406,44 +400,15 @@ TEST(PartitionTunerScheduler, ProfileUnitsAreTheFusedGroupsShortOfAWholeUnit) {
 // ---------------------------------------------------------------- zoo models, executed
 
 TEST(PartitionTunerScheduler, ZooPlansRunAndMatchTheSequentialPlan) {
-  struct Case {
-    const char* model;
-    const char* platform;
-    std::map<std::string, std::string> zoo_params;
-  };
-  for (const Case& c : {Case{"squeezenet1_0", "phone-soc", {}}, Case{"squeezenet1_0", "cpu-dsa", {}},
-                        Case{"bert", "desktop-gpu", {{"layers", "2"}, {"seq", "16"}}}}) {
-    SCOPED_TRACE(fmt::format("{} on {}", c.model, c.platform));
-    LoadOptions load;
-    load.zoo_params = c.zoo_params;
-    Graph g = load_model(std::string("zoo:") + c.model, load);
-    Platform platform = make_platform("", kPlatforms + "/" + c.platform + ".json");
-    std::shared_ptr<const CostModel> cost = make_roofline_cost_model(platform);
-    Plan plan = schedule("partition-tuner", g, platform, *cost);
-    std::set<int> used;
-    for (const Placement& p : plan.placement) used.insert(p.device);
-    EXPECT_GT(used.size(), 1u) << "a one-device plan would not test the crossings";
-
-    TensorMap inputs = random_inputs(g, 9);
-    std::vector<LaunchAssignment> sequential;
-    for (auto& unit : fusion_units(g)) sequential.push_back({unit, 0, 0, "test"});
-    TensorMap want = Executor(g, build_plan(g, platform, sequential, "sequential"), platform, cost).run(inputs);
-    expect_same_outputs(Executor(g, plan, platform, cost).run(inputs), want, "partition-tuner");
-  }
+  testing::expect_zoo_plans_match_sequential("partition-tuner", {{"squeezenet1_0", "phone-soc", {}},
+                                                                 {"squeezenet1_0", "cpu-dsa", {}},
+                                                                 {"bert", "desktop-gpu", {{"layers", "2"}, {"seq", "16"}}}},
+                                             9);
 }
 
 TEST(PartitionTunerScheduler, PlansBertInUnderASecond) {
-  Graph g = load_model("zoo:bert");
-  for (const char* name : {"phone-soc", "desktop-gpu"}) {
-    Platform platform = make_platform("", kPlatforms + "/" + name + ".json");
-    auto cost = make_roofline_cost_model(platform);
-    auto begin = std::chrono::steady_clock::now();
-    Plan plan = schedule("partition-tuner", g, platform, *cost);
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    std::printf("partition-tuner on bert (%zu nodes), %s: planned in %.3f s, predicted %.3f ms\n", g.nodes.size(),
-                name, seconds, plan.predicted_ms);
-    EXPECT_LT(seconds, 1.0) << name;
-  }
+  for (const char* name : {"phone-soc", "desktop-gpu"})
+    EXPECT_LT(testing::seconds_to_plan_bert("partition-tuner", name), 1.0) << name;
 }
 
 TEST(PartitionTunerScheduler, RejectsParameters) {
