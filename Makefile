@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test bench bench-fidelity clean
+.PHONY: all deps build demo test bench bench-fidelity bench-schedulers clean
 
 all: build
 
@@ -32,6 +32,12 @@ bench: build
 # cpu:0,cpu:1 (minutes; see bench/README.md).
 bench-fidelity: build
 	/usr/bin/python3 bench/sim_fidelity.py --hetsched $(BUILD_DIR)/hetsched
+
+# Every scheduler measured on cpu:0,cpu:1 and simulated on the platform files,
+# with the seed papers' published figures beside ours (minutes; see
+# bench/README.md). Results in bench/results/schedulers.{csv,md}.
+bench-schedulers: build
+	/usr/bin/python3 bench/schedulers.py --hetsched $(BUILD_DIR)/hetsched
 
 clean:
 	rm -rf $(BUILD_DIR)
