@@ -188,6 +188,8 @@ TEST(CompareCli, MeasuresPlansAndTheUnionOfTheCoresOnARealMachine) {
   for (const auto& s : j["schedulers"]) {
     EXPECT_GT(s["predicted_ms"].get<double>(), 0) << s;
     EXPECT_GT(s["measured_p50_ms"].get<double>(), 0) << s;
+    EXPECT_LE(s["measured_min_ms"].get<double>(), s["measured_p50_ms"].get<double>()) << s;
+    EXPECT_GE(s["measured_max_ms"].get<double>(), s["measured_p50_ms"].get<double>()) << s;
     EXPECT_GE(s["plan_ms"].get<double>(), 0) << s;
   }
   std::filesystem::remove_all(dir);

@@ -76,12 +76,16 @@ struct CompareCommand {
     for (const auto& b : c.sequential)
       sequential.push_back({{"device", b.device},
                             {"predicted_ms", number_or_null(b.predicted_ms)},
-                            {"measured_p50_ms", number_or_null(b.measured.p50_ms)}});
+                            {"measured_p50_ms", number_or_null(b.measured.p50_ms)},
+                            {"measured_min_ms", number_or_null(b.measured.min_ms)},
+                            {"measured_max_ms", number_or_null(b.measured.max_ms)}});
     nlohmann::json rows = nlohmann::json::array();
     for (const SchedulerOutcome& s : c.schedulers) {
       nlohmann::json row = {{"name", s.name},
                             {"predicted_ms", number_or_null(s.predicted_ms)},
                             {"measured_p50_ms", number_or_null(s.measured.p50_ms)},
+                            {"measured_min_ms", number_or_null(s.measured.min_ms)},
+                            {"measured_max_ms", number_or_null(s.measured.max_ms)},
                             {"plan_ms", s.plan_ms}};
       if (!s.error.empty()) row["error"] = s.error;
       rows.push_back(row);
