@@ -59,6 +59,7 @@ struct PlatformDevice {
 
   bool is_emulated() const { return kind == DeviceKind::kEmulated; }
   bool supports(const Node& node) const;  // op type in `ops` (or `ops` empty)
+  bool supports_all(const Graph& graph) const;  // supports() every node: it can run the graph alone
 };
 
 // Transfers from one memory space to another take latency + bytes / bandwidth.

@@ -100,8 +100,7 @@ Comparison compare_schedulers(const Graph& graph, const Platform& platform, std:
   std::vector<const Platform*> baseline_platforms;
   std::vector<std::shared_ptr<const CostModel>> baseline_costs;
   for (const PlatformDevice& device : platform.devices) {
-    bool runs_all = std::all_of(graph.nodes.begin(), graph.nodes.end(), [&](const Node& n) { return device.supports(n); });
-    if (!runs_all) continue;  // an NPU alone cannot run the model
+    if (!device.supports_all(graph)) continue;  // an NPU alone cannot run the model
     auto plan = std::make_shared<const Plan>(sequential_plan(graph, platform, *cost, device.name));
     comparison.sequential.push_back({device.name, simulate(*plan, graph, platform, *cost).makespan_us / 1e3, {}});
     baseline_plans.push_back(plan);

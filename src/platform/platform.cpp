@@ -26,6 +26,10 @@ bool PlatformDevice::supports(const Node& node) const {
   return ops.empty() || std::find(ops.begin(), ops.end(), node.op_type) != ops.end();
 }
 
+bool PlatformDevice::supports_all(const Graph& graph) const {
+  return std::all_of(graph.nodes.begin(), graph.nodes.end(), [&](const Node& node) { return supports(node); });
+}
+
 int Platform::find_device(const std::string& device_name) const {
   for (size_t i = 0; i < devices.size(); ++i)
     if (devices[i].name == device_name) return static_cast<int>(i);

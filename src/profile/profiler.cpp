@@ -465,7 +465,7 @@ ProfileReport profile_graph(const Graph& graph, const Platform& platform, Profil
     } else {
       if (device.signature.empty())
         throw Error(ErrorCode::kUsage, fmt::format("device '{}' has no signature to store profiles under", device.name));
-      if (!std::all_of(graph.nodes.begin(), graph.nodes.end(), [&](const Node& n) { return device.supports(n); }))
+      if (!device.supports_all(graph))
         throw Error(ErrorCode::kUnsupported,
                     fmt::format("device '{}' does not run every op of the graph; it cannot be profiled alone",
                                 device.name));

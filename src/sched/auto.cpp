@@ -351,8 +351,7 @@ class AutoScheduler : public Scheduler {
       }
     };
     for (const PlatformDevice& device : platform.devices) {
-      bool runs_all = std::all_of(graph.nodes.begin(), graph.nodes.end(), [&](const Node& n) { return device.supports(n); });
-      if (!runs_all) continue;
+      if (!device.supports_all(graph)) continue;
       ScheduleOptions on_device;
       on_device.params["device"] = device.name;
       consider("sequential on " + device.name, "sequential", on_device);

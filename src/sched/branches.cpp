@@ -183,9 +183,7 @@ Plan keep_or_fall_back_to_one_device(const Graph& graph, const Platform& platfor
   std::vector<std::string> others;
   for (size_t d = 0; d < platform.devices.size(); ++d) {
     const PlatformDevice& device = platform.devices[d];
-    bool runs_every_op =
-        std::all_of(graph.nodes.begin(), graph.nodes.end(), [&](const Node& node) { return device.supports(node); });
-    if (!runs_every_op) continue;
+    if (!device.supports_all(graph)) continue;
     double us = simulated_makespan_us(graph, platform, cost, on_device(static_cast<int>(d), scheduler), scheduler);
     others.push_back(fmt::format("{} {}", device.name, format_ms(us)));
     if (best < 0 || us < best_us) {

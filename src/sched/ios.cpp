@@ -410,7 +410,7 @@ Options parse_options(const ScheduleOptions& options) {
   Options parsed;
   for (const auto& [key, value] : options.params) {
     if (key == "device")
-      parsed.device = value;
+      continue;  // read by pick_stream_device
     else if (key == "r")
       parsed.r = static_cast<int>(positive_integer(key, value, 1000, "the most units in one group"));
     else if (key == "s")

@@ -38,10 +38,10 @@ struct Options {
   // and each candidate stage examined from it counts one); past it, that
   // block's stages are chosen greedily.
   int64_t max_states = 500000;
-  std::string device;  // "" = the device with the most streams running every op (the first on ties)
 };
 
-// Reads r, s, max_states and device from the scheduler's parameters; an
+// Reads r and s and max_states from the scheduler's parameters (device is
+// read by pick_stream_device, stream_device.h); an
 // unknown parameter or a value that is not a positive integer is
 // ErrorCode::kUsage naming the parameter and what was expected.
 Options parse_options(const ScheduleOptions& options);

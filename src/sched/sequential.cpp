@@ -13,12 +13,6 @@ namespace hetsched {
 
 namespace {
 
-bool runs_every_node(const Graph& graph, const PlatformDevice& device) {
-  for (const Node& node : graph.nodes)
-    if (!device.supports(node)) return false;
-  return true;
-}
-
 std::string format_ms(double us) { return std::isfinite(us) ? fmt::format("{:.2f} ms", us / 1000.0) : "unknown"; }
 
 class SequentialScheduler : public Scheduler {
@@ -59,7 +53,7 @@ class SequentialScheduler : public Scheduler {
       std::vector<double> times(platform.devices.size(), std::numeric_limits<double>::infinity());
       for (size_t d = 0; d < platform.devices.size(); ++d) {
         const PlatformDevice& device = platform.devices[d];
-        if (!runs_every_node(graph, device)) {
+        if (!device.supports_all(graph)) {
           notes.push_back(fmt::format("{} not considered: it does not run every op of the graph", device.name));
           continue;
         }

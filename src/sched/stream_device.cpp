@@ -11,9 +11,6 @@ namespace hetsched {
 
 int pick_stream_device(const Graph& graph, const Platform& platform, const ScheduleOptions& options,
                        const std::string& scheduler) {
-  auto runs_all = [&](const PlatformDevice& device) {
-    return std::all_of(graph.nodes.begin(), graph.nodes.end(), [&](const Node& node) { return device.supports(node); });
-  };
   auto given = options.params.find("device");
   if (given != options.params.end()) {
     int index = platform.find_device(given->second);
@@ -31,7 +28,7 @@ int pick_stream_device(const Graph& graph, const Platform& platform, const Sched
   int chosen = -1;
   for (size_t d = 0; d < platform.devices.size(); ++d) {
     const PlatformDevice& device = platform.devices[d];
-    if (runs_all(device) && (chosen < 0 || device.n_streams > platform.devices[chosen].n_streams))
+    if (device.supports_all(graph) && (chosen < 0 || device.n_streams > platform.devices[chosen].n_streams))
       chosen = static_cast<int>(d);
   }
   if (chosen < 0)
