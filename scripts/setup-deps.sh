@@ -10,6 +10,8 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libdnnl-dev libhwloc-dev libsqlite3-dev coinor-libcbc-dev
   python3 python3-numpy python3-torch python3-torchvision
+  python3-dev pybind11-dev
+  chromium  # for the report rendering test (tests/python/check_report_render.py)
 )
 
 missing=()

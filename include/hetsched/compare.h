@@ -14,6 +14,7 @@
 #include "hetsched/graph.h"
 #include "hetsched/plan.h"
 #include "hetsched/platform.h"
+#include "hetsched/trace.h"
 
 namespace hetsched {
 
@@ -26,6 +27,9 @@ struct CompareOptions {
   bool measure = false;
   int warmups = 2;
   int rounds = 10;
+  // Keep each plan's timelines (SchedulerOutcome / SequentialBaseline
+  // predicted_trace and measured_trace) for reports; off, they stay empty.
+  bool keep_traces = false;
   // Called before each step (planning a scheduler, measuring round k).
   std::function<void(int done, int total, const std::string& what)> progress;
 };
@@ -41,6 +45,11 @@ struct SequentialBaseline {
   std::string device;  // a platform device, or for two or more CPU core groups also their union ("cpu:0-1")
   double predicted_ms = -1;
   Measurement measured;
+  // With CompareOptions::keep_traces (else empty): the simulator's timeline
+  // (kind "simulated"), and with `measure` the timeline of the timed round
+  // whose time is the median (with an even count of rounds, the round
+  // closest to it; kind "measured", or "emulated" on emulated devices).
+  Trace predicted_trace, measured_trace;
 };
 
 struct SchedulerOutcome {
@@ -50,6 +59,7 @@ struct SchedulerOutcome {
   double predicted_ms = -1;  // simulated
   Measurement measured;
   std::shared_ptr<const Plan> plan;
+  Trace predicted_trace, measured_trace;  // as SequentialBaseline's, when there is a plan
 };
 
 struct Comparison {
@@ -61,6 +71,11 @@ struct Comparison {
   double best_sequential_ms = 0;
   std::vector<SchedulerOutcome> schedulers;
 };
+
+// One device on every core of the platform's CPU core groups ("cpu:0-1"),
+// when it has two or more and no node is pinned: the baseline a split across
+// them has to beat. "" otherwise.
+std::string cpu_union_device(const Platform& platform);
 
 // `cost` must be the model `platform` was calibrated with (open_cost_model);
 // `db_path` is where the union CPU device, if any, finds its profile.

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -57,9 +58,30 @@ struct PlatformDevice {
   // parameters. Equal signatures mean interchangeable measurements.
   std::string signature;
 
+  // Nodes the user pinned to another device (apply_pins): node name -> the
+  // pin, e.g. "Conv=cpu:0". The device does not run them.
+  std::map<std::string, std::string> pinned_elsewhere;
+
   bool is_emulated() const { return kind == DeviceKind::kEmulated; }
-  bool supports(const Node& node) const;  // op type in `ops` (or `ops` empty)
+  // Op type in `ops` (or `ops` empty), and not pinned to another device.
+  bool supports(const Node& node) const;
   bool supports_all(const Graph& graph) const;  // supports() every node: it can run the graph alone
+  // supports() every node not pinned to another device: it can run the
+  // graph with the pinned nodes on their own devices (what one-device
+  // schedulers need).
+  bool supports_all_unpinned(const Graph& graph) const;
+  // Why it does not run `node` ("it runs only Conv, Gemm", "pinned to cpu:0
+  // by Conv=cpu:0"); "" when it does.
+  std::string why_not(const Node& node) const;
+};
+
+// A user's placement override, `--pin NODE_OR_OP=DEVICE`: the node of that
+// name, or every node of that op type, runs on DEVICE. A node name wins over
+// an op type when both name a node.
+struct Pin {
+  std::string node_or_op;
+  std::string device;
+  std::string text() const { return node_or_op + "=" + device; }
 };
 
 // Transfers from one memory space to another take latency + bytes / bandwidth.
@@ -80,6 +102,8 @@ struct Platform {
   std::vector<PlatformDevice> devices;
   std::vector<Link> links;
   std::vector<SharedResource> resources;
+  // The pins applied (apply_pins): node name -> the pin placing it.
+  std::map<std::string, Pin> pinned;
 
   int find_device(const std::string& device_name) const;  // -1 when absent
   // The link between two memory spaces; nullptr when there is none (a value
@@ -101,5 +125,17 @@ Platform load_platform_file(const std::string& path);
 // empty, not both): see the top of this file. Unknown devices are
 // ErrorCode::kUsage.
 Platform make_platform(const std::string& device_spec, const std::string& platform_file);
+
+// Parses "NODE_OR_OP=DEVICE"; ErrorCode::kUsage when malformed.
+Pin parse_pin(const std::string& text);
+
+// Makes every scheduler honour the pins: each pinned node is taken from the
+// other devices (PlatformDevice::pinned_elsewhere), so the pinned device is
+// the only one that runs it, and recorded in Platform::pinned (plans then
+// give "pinned by ..." as the placement's reason). ErrorCode::kUsage, naming
+// the pin, when its device is not on the platform or does not run the
+// node's op, when it names no node or op type of `graph`, or when two pins
+// send one node to different devices with the same precedence.
+void apply_pins(Platform& platform, const Graph& graph, const std::vector<Pin>& pins);
 
 }  // namespace hetsched

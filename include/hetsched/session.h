@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "hetsched/graph.h"
 #include "hetsched/plan.h"
@@ -62,6 +63,9 @@ struct SessionOptions {
   std::string scheduler = "sequential";
   std::string plan;
   std::string profile_db;  // profile database for cost models; "" = the default path
+  // Placement overrides "NODE_OR_OP=DEVICE" (platform.h, apply_pins), e.g.
+  // "Conv=cpu:0": honoured by every scheduler; a plan file must agree.
+  std::vector<std::string> pins;
   // With scheduler "auto" on real devices only: check its choice by
   // measurement before settling. Its plan, each device alone and, for two or
   // more CPU core groups, one device on all their cores run in interleaved

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <utility>
 
 #include <fmt/format.h>
@@ -31,10 +32,12 @@ Plan sequential_plan(const Graph& graph, const Platform& platform, const CostMod
   return make_scheduler("sequential")->schedule(graph, platform, cost, options);
 }
 
-// One device on every core of the platform's CPU core groups, when it has
-// two or more: running on all of them one launch after another is the
-// baseline a split across them has to beat.
+}  // namespace
+
+// No union when nodes are pinned: a device the user did not name would run
+// them.
 std::string cpu_union_device(const Platform& platform) {
+  if (!platform.pinned.empty()) return "";
   DeviceSpec all;
   int n_groups = 0;
   for (const PlatformDevice& device : platform.devices) {
@@ -47,11 +50,18 @@ std::string cpu_union_device(const Platform& platform) {
   return all.name();
 }
 
-// A plan to run, and where its measurement goes.
+namespace {
+
+// A plan to run, and where its measurement (and with keep_traces its
+// timeline) goes.
 struct Runnable {
   std::unique_ptr<Executor> executor;
   Measurement* result = nullptr;
-  std::vector<double> times_ms;
+  std::vector<double> times_ms;  // per timed round, in round order
+  const Graph* graph = nullptr;
+  const Platform* platform = nullptr;
+  Trace* trace = nullptr;             // null: keep no timeline
+  std::vector<RunTimeline> timelines;  // per timed round, when `trace` is set
 };
 
 // Progress counts planning each scheduler, then each measuring round.
@@ -60,20 +70,59 @@ void measure(std::vector<Runnable>& runs, const TensorMap& inputs, const Compare
   for (int round = 0; round < total; ++round) {
     if (options.progress)
       options.progress(n_planned + round, n_planned + total, fmt::format("measuring: round {} of {}", round + 1, total));
+    bool timed = round >= options.warmups;
     for (Runnable& run : runs) {
+      // Every plan records its steps' times or none does, so that the
+      // (small) cost of recording hits all alike.
+      RunTimeline timeline;
       auto start = Clock::now();
-      run.executor->run(inputs);
-      if (round >= options.warmups) run.times_ms.push_back(ms_since(start));
+      run.executor->run(inputs, options.keep_traces ? &timeline : nullptr);
+      if (!timed) continue;
+      run.times_ms.push_back(ms_since(start));
+      if (run.trace) run.timelines.push_back(std::move(timeline));
     }
   }
   for (Runnable& run : runs) {
-    std::vector<double>& t = run.times_ms;
+    std::vector<double> t = run.times_ms;
     std::sort(t.begin(), t.end());
     size_t n = t.size();
     run.result->p50_ms = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
     run.result->min_ms = t.front();
     run.result->max_ms = t.back();
+    if (!run.trace) continue;
+    // The timeline kept is the median round's (with an even count, the
+    // round closest to the median): a typical run, not the luckiest.
+    size_t median_round = 0;
+    for (size_t r = 1; r < n; ++r)
+      if (std::abs(run.times_ms[r] - run.result->p50_ms) < std::abs(run.times_ms[median_round] - run.result->p50_ms))
+        median_round = r;
+    *run.trace = timeline_trace(run.timelines[median_round], run.executor->plan(), *run.graph, *run.platform);
+    run.timelines.clear();
   }
+}
+
+Runnable runnable(const Graph& graph, const Plan& plan, const Platform& platform,
+                  std::shared_ptr<const CostModel> cost, Measurement& result, Trace& trace,
+                  const CompareOptions& options) {
+  Runnable run;
+  run.executor = std::make_unique<Executor>(graph, plan, platform, std::move(cost));
+  run.result = &result;
+  run.graph = &graph;
+  run.platform = &platform;
+  if (options.keep_traces) run.trace = &trace;
+  return run;
+}
+
+SequentialBaseline simulated_baseline(const std::string& device, const Plan& plan, const Graph& graph,
+                                      const Platform& platform, const CostModel& cost, const CompareOptions& options) {
+  SimOptions sim_options;
+  sim_options.trace = options.keep_traces;
+  SimResult predicted = simulate(plan, graph, platform, cost, sim_options);
+  SequentialBaseline baseline;
+  baseline.device = device;
+  baseline.predicted_ms = predicted.makespan_us / 1e3;
+  if (options.keep_traces) baseline.predicted_trace = std::move(predicted.trace);
+  return baseline;
 }
 
 }  // namespace
@@ -100,9 +149,9 @@ Comparison compare_schedulers(const Graph& graph, const Platform& platform, std:
   std::vector<const Platform*> baseline_platforms;
   std::vector<std::shared_ptr<const CostModel>> baseline_costs;
   for (const PlatformDevice& device : platform.devices) {
-    if (!device.supports_all(graph)) continue;  // an NPU alone cannot run the model
+    if (!device.supports_all_unpinned(graph)) continue;  // an NPU alone cannot run the model
     auto plan = std::make_shared<const Plan>(sequential_plan(graph, platform, *cost, device.name));
-    comparison.sequential.push_back({device.name, simulate(*plan, graph, platform, *cost).makespan_us / 1e3, {}});
+    comparison.sequential.push_back(simulated_baseline(device.name, *plan, graph, platform, *cost, options));
     baseline_plans.push_back(plan);
     baseline_platforms.push_back(&platform);
     baseline_costs.push_back(cost);
@@ -114,7 +163,7 @@ Comparison compare_schedulers(const Graph& graph, const Platform& platform, std:
     auto union_cost = open_cost_model(union_platform, db_path, nullptr);
     auto plan = std::make_shared<const Plan>(sequential_plan(graph, union_platform, *union_cost, union_device));
     comparison.sequential.push_back(
-        {union_device, simulate(*plan, graph, union_platform, *union_cost).makespan_us / 1e3, {}});
+        simulated_baseline(union_device, *plan, graph, union_platform, *union_cost, options));
     baseline_plans.push_back(plan);
     baseline_platforms.push_back(&union_platform);
     baseline_costs.push_back(union_cost);
@@ -135,7 +184,11 @@ Comparison compare_schedulers(const Graph& graph, const Platform& platform, std:
       Plan plan = make_scheduler(names[i])->schedule(graph, platform, *cost, schedule_options);
       outcome.plan_ms = ms_since(start);
       validate_plan(plan, graph, platform);
-      outcome.predicted_ms = simulate(plan, graph, platform, *cost).makespan_us / 1e3;
+      SimOptions sim_options;
+      sim_options.trace = options.keep_traces;
+      SimResult predicted = simulate(plan, graph, platform, *cost, sim_options);
+      outcome.predicted_ms = predicted.makespan_us / 1e3;
+      if (options.keep_traces) outcome.predicted_trace = std::move(predicted.trace);
       outcome.plan = std::make_shared<const Plan>(std::move(plan));
     } catch (const Error& e) {
       outcome.error = e.what();
@@ -146,11 +199,11 @@ Comparison compare_schedulers(const Graph& graph, const Platform& platform, std:
   if (options.measure) {
     std::vector<Runnable> runs;
     for (size_t b = 0; b < baseline_plans.size(); ++b)
-      runs.push_back({std::make_unique<Executor>(graph, *baseline_plans[b], *baseline_platforms[b], baseline_costs[b]),
-                      &comparison.sequential[b].measured, {}});
+      runs.push_back(runnable(graph, *baseline_plans[b], *baseline_platforms[b], baseline_costs[b],
+                              comparison.sequential[b].measured, comparison.sequential[b].measured_trace, options));
     for (SchedulerOutcome& outcome : comparison.schedulers)
       if (outcome.plan)
-        runs.push_back({std::make_unique<Executor>(graph, *outcome.plan, platform, cost), &outcome.measured, {}});
+        runs.push_back(runnable(graph, *outcome.plan, platform, cost, outcome.measured, outcome.measured_trace, options));
     measure(runs, random_inputs(graph, options.seed), options, static_cast<int>(names.size()));
   }
 

@@ -508,8 +508,8 @@ class PlanValidator {
                                step_name(launch_of_node_[id]), step_name(s)));
             launch_of_node_[id] = s;
             if (!device.supports(graph_.nodes[id]))
-              fail(fmt::format("{}: {} does not run {} (it runs {})", step_name(s), device.name,
-                               graph_.nodes[id].label(), fmt::join(device.ops, ", ")));
+              fail(fmt::format("{}: {} does not run {} ({})", step_name(s), device.name, graph_.nodes[id].label(),
+                               device.why_not(graph_.nodes[id])));
           }
           break;
         }

@@ -31,6 +31,21 @@ std::vector<std::vector<NodeId>> fusion_units(const Graph& graph) {
   return units;
 }
 
+void move_pinned_launches(std::vector<LaunchAssignment>& launches, const Graph& graph, const Platform& platform) {
+  if (platform.pinned.empty()) return;
+  for (LaunchAssignment& launch : launches)
+    for (NodeId id : launch.nodes) {
+      auto pin = platform.pinned.find(graph.nodes[id].name);
+      if (pin == platform.pinned.end()) continue;
+      int device = platform.find_device(pin->second.device);
+      if (device != launch.device) {
+        launch.device = device;
+        launch.stream = 0;
+      }
+      break;
+    }
+}
+
 namespace {
 
 // A step while the plan is built; its Record, if any other lane needs one,
@@ -115,7 +130,8 @@ class PlanBuilder {
           fail(fmt::format("{} is in launches {} and {}", graph_.nodes[id].label(), launch_of_node_[id], a));
         launch_of_node_[id] = static_cast<int>(a);
         if (!device.supports(graph_.nodes[id]))
-          fail(fmt::format("launch {}: {} does not run {}", a, device.name, graph_.nodes[id].label()));
+          fail(fmt::format("launch {}: {} does not run {} ({})", a, device.name, graph_.nodes[id].label(),
+                           device.why_not(graph_.nodes[id])));
       }
     }
     for (NodeId id = 0; id < static_cast<NodeId>(graph_.nodes.size()); ++id)
@@ -226,8 +242,9 @@ class PlanBuilder {
     step.kind = StepKind::kLaunch;
     step.nodes = launch.nodes;
     Point done{lane, append(lane, step)};
+    std::string reason = pinned_reason(launch);
     for (NodeId id : launch.nodes) {
-      plan.placement[id] = Placement{launch.device, lane, launch.reason};
+      plan.placement[id] = Placement{launch.device, lane, reason};
       for (ValueId v : graph_.nodes[id].outputs)
         if (v != kNoValue) available_[{v, space}] = done;
     }
@@ -235,6 +252,19 @@ class PlanBuilder {
     for (NodeId id : launch.nodes)
       for (ValueId v : graph_.nodes[id].outputs)
         if (v != kNoValue && graph_.is_graph_output(v)) make_available(v, lane, kHostMemory);
+  }
+
+  // A launch holding a pinned node says so first: the scheduler had no
+  // choice (its other nodes run fused with the pinned one).
+  std::string pinned_reason(const LaunchAssignment& launch) const {
+    for (NodeId id : launch.nodes) {
+      auto pin = platform_.pinned.find(graph_.nodes[id].name);
+      if (pin == platform_.pinned.end()) continue;
+      std::string says = fmt::format("pinned by {}", pin->second.text());
+      if (launch.reason.find(says) != std::string::npos) return launch.reason;  // rebuilt from a plan's launches
+      return launch.reason.empty() ? says : says + "; " + launch.reason;
+    }
+    return launch.reason;
   }
 
   const Graph& graph_;

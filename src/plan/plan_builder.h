@@ -22,6 +22,11 @@ struct LaunchAssignment {
 // MatMul+bias+activation; see backends/cpu/fusion.cpp).
 std::vector<std::vector<NodeId>> fusion_units(const Graph& graph);
 
+// One-device schedulers (sequential, opara, nimble, ios) honour pins to
+// other devices this way: a launch holding a node pinned elsewhere
+// (Platform::pinned) moves to the pinned device, stream 0.
+void move_pinned_launches(std::vector<LaunchAssignment>& launches, const Graph& graph, const Platform& platform);
+
 // `launches` must cover every node once and be listed in an order where each
 // launch comes after the producers of its inputs (a topological order of
 // launches); each lane keeps that order. The builder then:

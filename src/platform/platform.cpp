@@ -23,11 +23,17 @@
 namespace hetsched {
 
 bool PlatformDevice::supports(const Node& node) const {
-  return ops.empty() || std::find(ops.begin(), ops.end(), node.op_type) != ops.end();
+  return (ops.empty() || std::find(ops.begin(), ops.end(), node.op_type) != ops.end()) &&
+         !pinned_elsewhere.count(node.name);
 }
 
 bool PlatformDevice::supports_all(const Graph& graph) const {
   return std::all_of(graph.nodes.begin(), graph.nodes.end(), [&](const Node& node) { return supports(node); });
+}
+
+bool PlatformDevice::supports_all_unpinned(const Graph& graph) const {
+  return std::all_of(graph.nodes.begin(), graph.nodes.end(),
+                     [&](const Node& node) { return supports(node) || pinned_elsewhere.count(node.name); });
 }
 
 int Platform::find_device(const std::string& device_name) const {
@@ -458,6 +464,14 @@ Platform make_platform(const std::string& device_spec, const std::string& platfo
     if (shared.count(r.name)) platform.resources.push_back(r);
   if (has_real && !platform.resource(kHostDram)) platform.resources.push_back(SharedResource{kHostDram, 0});
   return platform;
+}
+
+std::string PlatformDevice::why_not(const Node& node) const {
+  if (!ops.empty() && std::find(ops.begin(), ops.end(), node.op_type) == ops.end())
+    return fmt::format("it runs only {}", join(ops, ", "));
+  auto pin = pinned_elsewhere.find(node.name);
+  if (pin != pinned_elsewhere.end()) return fmt::format("the node is pinned elsewhere by {}", pin->second);
+  return "";
 }
 
 }  // namespace hetsched

@@ -161,6 +161,9 @@ Session::Session(Graph graph, const SessionOptions& options)
     return;
   }
   b.platform = make_platform(options.devices, options.platform);
+  std::vector<Pin> pins;
+  for (const auto& text : options.pins) pins.push_back(parse_pin(text));
+  apply_pins(b.platform, *graph_, pins);
   bool one_cpu_device = b.platform.devices.size() == 1 && !b.platform.has_emulated();
   std::shared_ptr<const CostModel> cost;
   if (b.platform.has_emulated()) cost = open_cost_model(b.platform, options.profile_db, nullptr);

@@ -351,7 +351,7 @@ class AutoScheduler : public Scheduler {
       }
     };
     for (const PlatformDevice& device : platform.devices) {
-      if (!device.supports_all(graph)) continue;
+      if (!device.supports_all_unpinned(graph)) continue;
       ScheduleOptions on_device;
       on_device.params["device"] = device.name;
       consider("sequential on " + device.name, "sequential", on_device);

@@ -461,13 +461,21 @@ Problem make_problem(const Graph& graph, const Platform& platform, int device, c
 
   for (size_t u = 0; u < n; ++u) {
     const auto& nodes = problem.units[u];
-    Estimate estimate = cost.launch(graph, nodes, dev);
+    // A unit pinned to another device (--pin) runs there, costed there, and
+    // is never merged with units of this one.
+    const PlatformDevice* runs = &dev;
+    for (NodeId id : nodes) {
+      auto pin = platform.pinned.find(graph.nodes[id].name);
+      if (pin != platform.pinned.end() && pin->second.device != dev.name)
+        runs = &platform.devices[platform.find_device(pin->second.device)];
+    }
+    Estimate estimate = cost.launch(graph, nodes, *runs);
     if (!std::isfinite(estimate.us))
       throw Error(ErrorCode::kUnsupported, fmt::format("scheduler 'ios': {} has no finite cost on {}",
-                                                       graph.nodes[nodes[0]].label(), dev.name));
+                                                       graph.nodes[nodes[0]].label(), runs->name));
     problem.alone_us.push_back(estimate.us);
-    problem.demand.push_back(cost.demand(graph, nodes, dev, estimate.us));
-    problem.merge_key.push_back(unit_merge_key(graph, nodes));
+    problem.demand.push_back(cost.demand(graph, nodes, *runs, estimate.us));
+    problem.merge_key.push_back(runs == &dev ? unit_merge_key(graph, nodes) : "");
   }
 
   // As the simulator does: the device's bandwidth over the resource's, whose
@@ -706,6 +714,7 @@ class IosScheduler : public Scheduler {
       std::string reason = fmt::format("ios: one stream of {} (no stage schedule beats its {})", dev.name,
                                        ms(found.one_stream_us));
       for (const auto& unit : problem.units) launches.push_back(LaunchAssignment{unit, device, 0, reason});
+      move_pinned_launches(launches, graph, platform);
       Plan plan = build_plan(graph, platform, launches, "ios");
       plan.predicted_ms = found.one_stream_us / 1000.0;
       plan.notes = std::move(notes);
@@ -746,6 +755,7 @@ class IosScheduler : public Scheduler {
                                             "stream{}",
                                             n_stages, dev.name, dev.n_streams, parsed.r, parsed.s,
                                             ms(found.total_us), ms(found.one_stream_us), merges));
+    move_pinned_launches(launches, graph, platform);
     Plan plan = build_plan(graph, platform, launches, "ios");
     plan.predicted_ms = found.total_us / 1000.0;
     plan.notes = std::move(notes);

@@ -189,6 +189,7 @@ class NimbleScheduler : public Scheduler {
           std::move(units[u]), device_index, stream,
           fmt::format("nimble: chain {} of {} on stream {}", chain_of[u] + 1, n_chains, stream)});
     }
+    move_pinned_launches(launches, graph, platform);
     Plan plan = build_plan(graph, platform, launches, "nimble");
     plan.notes.push_back(fmt::format("{} chains (minimum path cover of the transitive reduction) on {} ({} streams)",
                                      n_chains, device.name, device.n_streams));

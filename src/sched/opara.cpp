@@ -161,6 +161,7 @@ class OparaScheduler : public Scheduler {
       std::string reason = fmt::format("opara: stream {} ({}), {}", unit.stream, unit.stream_why, bound);
       launches.push_back(LaunchAssignment{std::move(unit.nodes), device_index, unit.stream, std::move(reason)});
     }
+    move_pinned_launches(launches, graph, platform);
     Plan plan = build_plan(graph, platform, launches, "opara");
     plan.notes = std::move(notes);
     return plan;

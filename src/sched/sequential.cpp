@@ -24,9 +24,17 @@ class SequentialScheduler : public Scheduler {
         throw Error(ErrorCode::kUsage,
                     fmt::format("scheduler 'sequential': unknown parameter '{}' (known: device)", key));
     std::vector<std::vector<NodeId>> units = fusion_units(graph);
+    // One launch after another; pinned units on their own devices.
     auto predicted_us = [&](const PlatformDevice& device) {
       double sum = 0;
-      for (const auto& unit : units) sum += cost.launch(graph, unit, device).us;
+      for (const auto& unit : units) {
+        const PlatformDevice* runs = &device;
+        for (NodeId id : unit) {
+          auto pin = platform.pinned.find(graph.nodes[id].name);
+          if (pin != platform.pinned.end()) runs = &platform.devices[platform.find_device(pin->second.device)];
+        }
+        sum += cost.launch(graph, unit, *runs).us;
+      }
       return sum;
     };
 
@@ -43,7 +51,7 @@ class SequentialScheduler : public Scheduler {
                                 given->second));
       const PlatformDevice& device = platform.devices[chosen];
       for (const Node& node : graph.nodes)
-        if (!device.supports(node))
+        if (!device.supports(node) && !device.pinned_elsewhere.count(node.name))
           throw Error(ErrorCode::kUsage, fmt::format("scheduler 'sequential': device {} does not run {}",
                                                      device.name, node.label()));
       chosen_us = predicted_us(device);
@@ -53,7 +61,7 @@ class SequentialScheduler : public Scheduler {
       std::vector<double> times(platform.devices.size(), std::numeric_limits<double>::infinity());
       for (size_t d = 0; d < platform.devices.size(); ++d) {
         const PlatformDevice& device = platform.devices[d];
-        if (!device.supports_all(graph)) {
+        if (!device.supports_all_unpinned(graph)) {
           notes.push_back(fmt::format("{} not considered: it does not run every op of the graph", device.name));
           continue;
         }
@@ -78,6 +86,7 @@ class SequentialScheduler : public Scheduler {
     std::string reason = fmt::format("sequential on {}: {}", platform.devices[chosen].name, why);
     std::vector<LaunchAssignment> launches;
     for (auto& unit : units) launches.push_back(LaunchAssignment{std::move(unit), chosen, 0, reason});
+    move_pinned_launches(launches, graph, platform);
     Plan plan = build_plan(graph, platform, launches, "sequential");
     plan.predicted_ms = std::isfinite(chosen_us) ? chosen_us / 1000.0 : -1;
     plan.notes = std::move(notes);

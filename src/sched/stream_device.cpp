@@ -19,7 +19,7 @@ int pick_stream_device(const Graph& graph, const Platform& platform, const Sched
                                                  "platform",
                                                  scheduler, given->second));
     for (const Node& node : graph.nodes)
-      if (!platform.devices[index].supports(node))
+      if (!platform.devices[index].supports(node) && !platform.devices[index].pinned_elsewhere.count(node.name))
         throw Error(ErrorCode::kUsage,
                     fmt::format("scheduler '{}': device {} does not run {} ({} places the whole graph on one device)",
                                 scheduler, platform.devices[index].name, node.label(), scheduler));
@@ -28,7 +28,7 @@ int pick_stream_device(const Graph& graph, const Platform& platform, const Sched
   int chosen = -1;
   for (size_t d = 0; d < platform.devices.size(); ++d) {
     const PlatformDevice& device = platform.devices[d];
-    if (device.supports_all(graph) && (chosen < 0 || device.n_streams > platform.devices[chosen].n_streams))
+    if (device.supports_all_unpinned(graph) && (chosen < 0 || device.n_streams > platform.devices[chosen].n_streams))
       chosen = static_cast<int>(d);
   }
   if (chosen < 0)

@@ -1,6 +1,8 @@
 // The device a one-device multi-stream scheduler (opara, nimble, ios) works
 // on: the `device` parameter if given, else the device with the most streams
-// among those that run every node of the graph (ties: the first).
+// among those that run every node of the graph (ties: the first). Nodes
+// pinned to other devices do not count: their launches go to their pins
+// (move_pinned_launches).
 #pragma once
 
 #include <string>

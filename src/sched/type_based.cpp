@@ -8,7 +8,7 @@
 // npu, gpu or dsa), cpu=DEVICE (default: the first CPU device), and
 // table="Op=DEVICE,Op=DEVICE" overriding entries. A fusion unit goes where
 // its head op's entry says; when that device cannot run the whole unit it
-// falls back to the CPU device.
+// falls back to the CPU device. A pinned unit goes where its pin says.
 #include <map>
 #include <set>
 #include <sstream>
@@ -84,6 +84,15 @@ bool runs_unit(const Graph& graph, const std::vector<NodeId>& unit, const Platfo
   return true;
 }
 
+// The device a node of `unit` is pinned to (apply_pins), or -1.
+int pinned_device(const Graph& graph, const Platform& platform, const std::vector<NodeId>& unit) {
+  for (NodeId id : unit) {
+    auto pin = platform.pinned.find(graph.nodes[id].name);
+    if (pin != platform.pinned.end()) return platform.find_device(pin->second.device);
+  }
+  return -1;
+}
+
 std::string unit_ops(const Graph& graph, const std::vector<NodeId>& unit) {
   std::vector<std::string> ops;
   for (NodeId id : unit) ops.push_back(graph.nodes[id].op_type);
@@ -128,7 +137,10 @@ class TypeBasedScheduler : public Scheduler {
       int chosen = entry == table.end() ? cpu : entry->second;
       const PlatformDevice& device = platform.devices[chosen];
       std::string reason;
-      if (runs_unit(graph, unit, device)) {
+      int pinned = pinned_device(graph, platform, unit);
+      if (pinned >= 0) {
+        chosen = pinned;  // the user's pin overrides the table (the plan builder says so)
+      } else if (runs_unit(graph, unit, device)) {
         reason = fmt::format("type-based: {} -> {} (the table's choice)", head_op, device.name);
       } else {
         if (!runs_unit(graph, unit, cpu_device))

@@ -1,15 +1,22 @@
 #include "cli_common.h"
 
+#include "report/text_table.h"
+
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace hetsched::cli {
 
-Platform make_cli_platform(const ModelOptions& options) {
+Platform make_cli_platform(const ModelOptions& options, const Graph& graph) {
   SessionOptions o = options.session_options();
-  return make_platform(o.devices, o.platform);
+  Platform platform = make_platform(o.devices, o.platform);
+  std::vector<Pin> pins;
+  for (const auto& text : o.pins) pins.push_back(parse_pin(text));
+  apply_pins(platform, graph, pins);
+  return platform;
 }
 
 std::shared_ptr<const CostModel> make_cli_cost_model(Platform& platform, const std::string& db_path) {
@@ -19,28 +26,31 @@ std::shared_ptr<const CostModel> make_cli_cost_model(Platform& platform, const s
   return cost;
 }
 
+std::string tensor_difference(const Tensor& got, const Tensor& want, double rtol, double atol) {
+  if (got.dtype() != want.dtype())
+    return fmt::format("dtype {} != expected {}", dtype_name(got.dtype()), dtype_name(want.dtype()));
+  if (got.shape() != want.shape())
+    return fmt::format("shape {} != expected {}", shape_to_string(got.shape()), shape_to_string(want.shape()));
+  bool is_float = got.dtype() == DType::kFloat32 || got.dtype() == DType::kFloat64;
+  if (!is_float) {
+    auto a = got.to_int64_vector(), b = want.to_int64_vector();
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i] != b[i]) return fmt::format("element {}: {} != expected {}", i, a[i], b[i]);
+    return "";
+  }
+  auto a = got.to_double_vector(), b = want.to_double_vector();
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+    if (std::isinf(a[i]) && a[i] == b[i]) continue;
+    if (!(std::fabs(a[i] - b[i]) <= atol + rtol * std::fabs(b[i])))
+      return fmt::format("element {}: {} != expected {}", i, a[i], b[i]);
+  }
+  return "";
+}
+
 void print_table(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right,
                  const std::string& indent) {
-  std::vector<size_t> widths;
-  for (const auto& row : rows)
-    for (size_t c = 0; c < row.size(); ++c) {
-      if (widths.size() <= c) widths.push_back(0);
-      widths[c] = std::max(widths[c], row[c].size());
-    }
-  for (const auto& row : rows) {
-    std::string line = indent;
-    for (size_t c = 0; c < row.size(); ++c) {
-      bool last = c + 1 == row.size();
-      bool align_right = c < right.size() && right[c];
-      if (align_right)
-        line += fmt::format("{:>{}}", row[c], widths[c]);
-      else
-        line += last ? row[c] : fmt::format("{:<{}}", row[c], widths[c]);
-      if (!last) line += "  ";
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    fmt::print("{}\n", line);
-  }
+  fmt::print("{}", format_table(rows, right, indent));
 }
 
 namespace {

@@ -30,6 +30,7 @@ struct ModelOptions {
   std::string scheduler = "sequential";
   std::string plan;
   std::string db;
+  std::vector<std::string> pins;  // --pin NODE_OR_OP=DEVICE
 
   void add_to(CLI::App* cmd) {
     cmd->add_option("model", model, "model: an .onnx file or zoo:NAME (see `hetsched zoo`)")->required();
@@ -48,6 +49,14 @@ struct ModelOptions {
         ->capture_default_str();
     cmd->add_option("--plan", plan, "run this plan file (from `hetsched plan`) instead of scheduling");
     cmd->add_option("--db", db, "profile database (default: the user's cache folder)");
+    add_pin_option(cmd);
+  }
+
+  // --pin: for commands that plan (the scheduler must honour it).
+  void add_pin_option(CLI::App* cmd) {
+    cmd->add_option("--pin", pins,
+                    "run a node, or every node of an op type, on a device: NODE_OR_OP=DEVICE, e.g. Conv=cpu:0 "
+                    "(repeatable)");
   }
 
   LoadOptions load_options() const {
@@ -75,19 +84,26 @@ struct ModelOptions {
     o.scheduler = scheduler;
     o.plan = plan;
     o.profile_db = db;
+    o.pins = pins;
     return o;
   }
 };
 
 
 // The platform for --devices / --platform: with --platform and --devices
-// left at its default, the file's devices alone (see session_options()).
-Platform make_cli_platform(const ModelOptions& options);
+// left at its default, the file's devices alone (see session_options());
+// --pin applied for `graph`.
+Platform make_cli_platform(const ModelOptions& options, const Graph& graph);
 
 // Opens the profile database (--db, or the default) and returns the combined
 // cost model for `platform`, calibrating real devices' peaks first (stored in
 // the database). Warnings of the database go to stderr.
 std::shared_ptr<const CostModel> make_cli_cost_model(Platform& platform, const std::string& db_path);
+
+// "" when `got` equals `want` within |got - want| <= atol + rtol * |want|
+// (NaN matches NaN; rtol = atol = 0 asks for equality), else the first
+// difference: "element 7: 0.25 != expected 0.5", a dtype or shape mismatch.
+std::string tensor_difference(const Tensor& got, const Tensor& want, double rtol, double atol);
 
 // Rows of cells, the first row the header; columns padded to their widest
 // cell, numbers (the columns marked in `right`) aligned right.

@@ -1,6 +1,7 @@
 // `hetsched compare` (see compare_command.h).
 #include "compare_command.h"
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -13,6 +14,63 @@
 #include "cli_common.h"
 #include "hetsched/compare.h"
 #include "hetsched/error.h"
+#include "hetsched/report.h"
+
+namespace {
+
+using namespace hetsched;
+
+std::string ms(double value) { return value >= 0 ? fmt::format("{:.3f}", value) : "-"; }
+std::string measured(const Measurement& m) {
+  return m.p50_ms >= 0 ? fmt::format("{:.3f} ({:.3f}-{:.3f})", m.p50_ms, m.min_ms, m.max_ms) : "-";
+}
+std::string ratio(double num, double den) { return num > 0 && den > 0 ? fmt::format("{:.2f}x", num / den) : "-"; }
+
+// Speed-ups compare like with like: measured with measured, predicted with
+// predicted.
+double best_predicted(const Comparison& c) {
+  double best = -1;
+  for (const auto& b : c.sequential)
+    if (best < 0 || b.predicted_ms < best) best = b.predicted_ms;
+  return best;
+}
+
+}  // namespace
+
+namespace hetsched::cli {
+
+void print_comparison(const Comparison& c, const Graph& graph, const Platform& platform, const std::string& model,
+                      bool measured_runs) {
+  const char* what = platform.has_emulated() ? "emulated" : "measured";
+  fmt::print("model: {} ({} nodes, {:.2f} GFLOPs) on {}\n", model, graph.nodes.size(), graph.total_flops() / 1e9,
+             platform.name);
+  fmt::print("lower bound: {:.3f} ms (critical path {:.3f} ms, capacity {:.3f} ms)\n", c.lower_bound_ms,
+             c.critical_path_ms, c.capacity_ms);
+  fmt::print("\none device, one launch after another:\n");
+  std::vector<std::vector<std::string>> rows = {{"device", "predicted ms", fmt::format("{} p50 ms (min-max)", what)}};
+  for (const auto& b : c.sequential) rows.push_back({b.device, ms(b.predicted_ms), measured(b.measured)});
+  print_table(rows, {false, true, true});
+  fmt::print("best sequential: {} ({:.3f} ms {})\n", c.best_sequential_device, c.best_sequential_ms,
+             measured_runs ? what : "predicted");
+
+  double best_predicted_ms = best_predicted(c);
+  fmt::print("\nschedulers (predicted: simulated with one cost model for all):\n");
+  rows = {{"scheduler", "predicted ms", "speed-up", "/ bound", fmt::format("{} p50 ms (min-max)", what), "speed-up",
+           "plan ms", "note"}};
+  for (const SchedulerOutcome& s : c.schedulers) {
+    if (!s.error.empty()) {
+      rows.push_back({s.name, "-", "-", "-", "-", "-", "-", s.error});
+      continue;
+    }
+    rows.push_back({s.name, ms(s.predicted_ms), ratio(best_predicted_ms, s.predicted_ms),
+                    ratio(s.predicted_ms, c.lower_bound_ms), measured(s.measured),
+                    s.measured.p50_ms >= 0 ? ratio(c.best_sequential_ms, s.measured.p50_ms) : "-",
+                    fmt::format("{:.1f}", s.plan_ms), ""});
+  }
+  print_table(rows, {false, true, true, true, true, true, true, false});
+}
+
+}  // namespace hetsched::cli
 
 namespace {
 
@@ -23,52 +81,7 @@ struct CompareCommand {
   std::vector<std::string> schedulers;
   CompareOptions options;
   std::string json_path;
-
-  std::string ms(double value) const { return value >= 0 ? fmt::format("{:.3f}", value) : "-"; }
-  std::string measured(const Measurement& m) const {
-    return m.p50_ms >= 0 ? fmt::format("{:.3f} ({:.3f}-{:.3f})", m.p50_ms, m.min_ms, m.max_ms) : "-";
-  }
-  static std::string ratio(double num, double den) { return num > 0 && den > 0 ? fmt::format("{:.2f}x", num / den) : "-"; }
-
-  // Speed-ups compare like with like: measured with measured, predicted
-  // with predicted.
-  double best_predicted(const Comparison& c) const {
-    double best = -1;
-    for (const auto& b : c.sequential)
-      if (best < 0 || b.predicted_ms < best) best = b.predicted_ms;
-    return best;
-  }
-
-  void print(const Comparison& c, const Graph& graph, const Platform& platform) const {
-    const char* what = platform.has_emulated() ? "emulated" : "measured";
-    fmt::print("model: {} ({} nodes, {:.2f} GFLOPs) on {}\n", model.model, graph.nodes.size(),
-               graph.total_flops() / 1e9, platform.name);
-    fmt::print("lower bound: {:.3f} ms (critical path {:.3f} ms, capacity {:.3f} ms)\n", c.lower_bound_ms,
-               c.critical_path_ms, c.capacity_ms);
-    fmt::print("\none device, one launch after another:\n");
-    std::vector<std::vector<std::string>> rows = {
-        {"device", "predicted ms", fmt::format("{} p50 ms (min-max)", what)}};
-    for (const auto& b : c.sequential) rows.push_back({b.device, ms(b.predicted_ms), measured(b.measured)});
-    cli::print_table(rows, {false, true, true});
-    fmt::print("best sequential: {} ({:.3f} ms {})\n", c.best_sequential_device, c.best_sequential_ms,
-               options.measure ? what : "predicted");
-
-    double best_predicted_ms = best_predicted(c);
-    fmt::print("\nschedulers (predicted: simulated with one cost model for all):\n");
-    rows = {{"scheduler", "predicted ms", "speed-up", "/ bound", fmt::format("{} p50 ms (min-max)", what), "speed-up",
-             "plan ms", "note"}};
-    for (const SchedulerOutcome& s : c.schedulers) {
-      if (!s.error.empty()) {
-        rows.push_back({s.name, "-", "-", "-", "-", "-", "-", s.error});
-        continue;
-      }
-      rows.push_back({s.name, ms(s.predicted_ms), ratio(best_predicted_ms, s.predicted_ms),
-                      ratio(s.predicted_ms, c.lower_bound_ms), measured(s.measured),
-                      s.measured.p50_ms >= 0 ? ratio(c.best_sequential_ms, s.measured.p50_ms) : "-",
-                      fmt::format("{:.1f}", s.plan_ms), ""});
-    }
-    cli::print_table(rows, {false, true, true, true, true, true, true, false});
-  }
+  std::string report_dir;
 
   void write_json(const Comparison& c, const Platform& platform) const {
     auto number_or_null = [](double v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
@@ -108,17 +121,32 @@ struct CompareCommand {
   void execute() {
     if (model.reference) throw Error(ErrorCode::kUsage, "compare: --reference does not apply: it compares plans");
     Graph graph = load_model(model.model, model.load_options());
-    Platform platform = cli::make_cli_platform(model);
+    Platform platform = cli::make_cli_platform(model, graph);
     std::shared_ptr<const CostModel> cost = cli::make_cli_cost_model(platform, model.db);
     options.schedulers = schedulers;
+    options.keep_traces = !report_dir.empty();
+    if (!report_dir.empty()) {
+      // Fail before a long measurement, not after it.
+      std::error_code ec;
+      std::filesystem::create_directories(report_dir, ec);
+      if (ec) throw Error(ErrorCode::kIo, fmt::format("{}: cannot create the report folder ({})", report_dir, ec.message()));
+    }
     Comparison comparison;
     {
       cli::ProgressBar bar;
       options.progress = [&bar](int done, int total, const std::string& what) { bar.update(done, total, what); };
       comparison = compare_schedulers(graph, platform, cost, model.db, options);
     }
-    print(comparison, graph, platform);
+    cli::print_comparison(comparison, graph, platform, model.model, options.measure);
     if (!json_path.empty()) write_json(comparison, platform);
+    if (!report_dir.empty()) {
+      ReportInput report;
+      report.model = model.model;
+      report.graph = &graph;
+      report.platform = &platform;
+      report.comparison = &comparison;
+      fmt::print("report written to {}\n", write_html_report(report_dir, report));
+    }
   }
 };
 
@@ -141,6 +169,9 @@ void add_compare_command(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   cmd->add_option("--json", state->json_path, "write the comparison as JSON to this file");
+  cmd->add_option("--report", state->report_dir,
+                  "write an HTML report (tables, timelines, placement) to DIR/index.html");
+  state->model.add_pin_option(cmd);
   cmd->callback([state, exit_code] {
     state->execute();
     *exit_code = 0;

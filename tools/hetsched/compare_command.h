@@ -4,9 +4,22 @@
 // device and the lower bound (hetsched/compare.h).
 #pragma once
 
+#include <string>
+
+#include "hetsched/compare.h"
+
 namespace CLI {
 class App;
 }
+
+namespace hetsched::cli {
+
+// The comparison as `compare` prints it: the lower bound, each device alone,
+// then every scheduler (predicted, and measured when `measured_runs`).
+void print_comparison(const Comparison& comparison, const Graph& graph, const Platform& platform,
+                      const std::string& model, bool measured_runs);
+
+}  // namespace hetsched::cli
 
 // Adds the `compare` subcommand to app; its callback sets *exit_code (0) on
 // success; failures are thrown as hetsched::Error. exit_code must outlive

@@ -21,12 +21,14 @@
 #include "hetsched/zoo.h"
 #include "cli_common.h"
 #include "compare_command.h"
+#include "demo_command.h"
 #include "devices_command.h"
 #include "plan_commands.h"
 #include "profile_command.h"
 #include "schedule_dag_command.h"
 #include "simulate_command.h"
 #include "kernels/kernel.h"
+#include "ops_markdown.h"
 
 namespace fs = std::filesystem;
 using namespace hetsched;
@@ -234,29 +236,6 @@ struct ConformanceCommand {
     cmd->callback([this] { exit_code = execute(); });
   }
 
-  // Empty when equal within tolerance, else what differs.
-  std::string compare(const Tensor& got, const Tensor& want) const {
-    if (got.dtype() != want.dtype())
-      return fmt::format("dtype {} != expected {}", dtype_name(got.dtype()), dtype_name(want.dtype()));
-    if (got.shape() != want.shape())
-      return fmt::format("shape {} != expected {}", shape_to_string(got.shape()), shape_to_string(want.shape()));
-    bool is_float = got.dtype() == DType::kFloat32 || got.dtype() == DType::kFloat64;
-    if (!is_float) {
-      auto a = got.to_int64_vector(), b = want.to_int64_vector();
-      for (size_t i = 0; i < a.size(); ++i)
-        if (a[i] != b[i]) return fmt::format("element {}: {} != expected {}", i, a[i], b[i]);
-      return "";
-    }
-    auto a = got.to_double_vector(), b = want.to_double_vector();
-    for (size_t i = 0; i < a.size(); ++i) {
-      if (std::isnan(a[i]) && std::isnan(b[i])) continue;
-      if (std::isinf(a[i]) && a[i] == b[i]) continue;
-      if (!(std::fabs(a[i] - b[i]) <= atol + rtol * std::fabs(b[i])))
-        return fmt::format("element {}: {} != expected {}", i, a[i], b[i]);
-    }
-    return "";
-  }
-
   // Empty on pass, else why it failed.
   std::string run_case(const Session& session, const fs::path& data_dir) const {
     const Graph& g = session.graph();
@@ -279,7 +258,7 @@ struct ConformanceCommand {
       if (i >= g.outputs.size()) return fmt::format("{} has no graph output", file.filename().string());
       std::string name = g.values[g.outputs[i]].name;
       Tensor want = read_tensor_pb(file.string());
-      std::string diff = compare(outputs.at(name), want);
+      std::string diff = cli::tensor_difference(outputs.at(name), want, rtol, atol);
       if (!diff.empty()) return fmt::format("output '{}': {}", name, diff);
     }
     return "";
@@ -349,40 +328,32 @@ struct ConformanceCommand {
 
 // ---------------------------------------------------------------- zoo / ops
 struct ListCommands {
+  bool ops_as_markdown = false;
+  std::string ops_platforms_dir;
+
   void add_to(CLI::App& app) {
     app.add_subcommand("zoo", "list the built-in models (zoo:NAME)")->callback([] {
       for (const auto& m : zoo::zoo_models())
         fmt::print("zoo:{:<14} {}{}\n", m.name, m.description, m.params.empty() ? "" : "  [" + m.params + "]");
     });
-    app.add_subcommand("ops", "list the ONNX ops the reference kernels run")->callback([] {
+    auto* ops = app.add_subcommand("ops", "list the ONNX ops the reference kernels run");
+    auto* markdown = ops->add_flag("--markdown", ops_as_markdown,
+                                   "print a Markdown table of the ops per device: reference, CPU, the emulated "
+                                   "device kinds of the platform files (docs/ops.md)");
+    ops->add_option("--platforms", ops_platforms_dir,
+                    "folder of platform files for --markdown (default: the installed or source tree's platforms)")
+        ->needs(markdown);
+    ops->callback([this] {
+      if (ops_as_markdown) {
+        if (ops_platforms_dir.empty()) ops_platforms_dir = cli::default_platforms_dir();
+        fmt::print("{}", cli::ops_markdown(ops_platforms_dir));
+        return;
+      }
       for (const auto& op : kernels::reference_op_types()) fmt::print("{}\n", op);
     });
     app.add_subcommand("schedulers", "list the schedulers (--scheduler NAME)")->callback([] {
       for (const auto& [name, summary] : scheduler_names()) fmt::print("{:<16} {}\n", name, summary);
     });
-  }
-};
-
-// ---------------------------------------------------------------- demo
-struct DemoCommand {
-  std::string model = "zoo:googlenet";
-  int iterations = 3;
-  int exit_code = 0;
-
-  void add_to(CLI::App& app) {
-    auto* cmd = app.add_subcommand("demo", "the main job on the embedded default: load, run and time a model");
-    cmd->add_option("model", model, "model (default zoo:googlenet)")->capture_default_str();
-    cmd->add_option("-n,--iterations", iterations, "timed runs")->capture_default_str();
-    cmd->callback([this] { exit_code = execute(); });
-  }
-
-  int execute() {
-    RunCommand run;
-    run.model.model = model;
-    run.iterations = iterations;
-    run.warmups = 0;
-    fmt::print("hetsched demo: {} on one CPU device (all cores, oneDNN kernels), sequential\n", model);
-    return run.execute();
   }
 };
 
@@ -395,15 +366,14 @@ int main(int argc, char** argv) {
   RunCommand run;
   ExportCommand export_cmd;
   ConformanceCommand conformance;
-  DemoCommand demo;
   ListCommands lists;
   run.add_to(app);
   export_cmd.add_to(app);
   conformance.add_to(app);
-  demo.add_to(app);
   lists.add_to(app);
-  int devices_exit_code = 0, plan_exit_code = 0, profile_exit_code = 0, simulate_exit_code = 0, compare_exit_code = 0,
+  int demo_exit_code = 0, devices_exit_code = 0, plan_exit_code = 0, profile_exit_code = 0, simulate_exit_code = 0, compare_exit_code = 0,
       schedule_dag_exit_code = 0;
+  add_demo_command(app, &demo_exit_code);
   add_devices_command(app, &devices_exit_code);
   add_plan_commands(app, &plan_exit_code);
   add_profile_command(app, &profile_exit_code);
@@ -424,7 +394,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "hetsched: error: {}\n", e.what());
     return 1;
   }
-  return run.exit_code | export_cmd.exit_code | conformance.exit_code | demo.exit_code | devices_exit_code |
+  return run.exit_code | export_cmd.exit_code | conformance.exit_code | demo_exit_code | devices_exit_code |
          plan_exit_code | profile_exit_code | simulate_exit_code | compare_exit_code |
          schedule_dag_exit_code;
 }

@@ -1,7 +1,6 @@
 // `hetsched profile` (see profile_command.h).
 #include "profile_command.h"
 
-
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -11,10 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli_common.h"
-#include "hetsched/scheduler.h"
-#include "profile/calibrate.h"
-#include "profile/profile_db.h"
-#include "profile/profiler.h"
+#include "hetsched/profile.h"
 
 namespace {
 
@@ -37,37 +33,26 @@ struct ProfileCommand {
       throw Error(ErrorCode::kUsage, "profile: --reference does not apply: profiling times the devices' own kernels");
     auto start = Clock::now();
     Graph graph = load_model(model.model, model.load_options());
-    Platform platform = cli::make_cli_platform(model);
-    ProfileDB db(db_path.empty() ? ProfileDB::default_path() : db_path);
-    for (const auto& w : db.warnings()) fmt::print(stderr, "hetsched: warning: {}\n", w);
-    fmt::print("model: {} ({} nodes, {:.2f} GFLOPs)\n", model.model, graph.nodes.size(), graph.total_flops() / 1e9);
-    fmt::print("database: {}\n", db.path());
+    Platform platform = cli::make_cli_platform(model, graph);
 
-    std::vector<bool> stored_before(platform.devices.size(), false);
-    for (size_t d = 0; d < platform.devices.size(); ++d)
-      stored_before[d] = !platform.devices[d].signature.empty() && db.peaks(platform.devices[d].signature);
-    auto calibration_start = Clock::now();
-    calibrate_platform(platform, db);
-    double calibration_s = seconds_since(calibration_start);
-    for (size_t d = 0; d < platform.devices.size(); ++d) {
-      const PlatformDevice& device = platform.devices[d];
-      if (device.is_emulated()) continue;
-      fmt::print("{}: {:.1f} GFLOP/s, {:.1f} GB/s, {:.1f} us per launch ({})\n", device.name, device.peak_gflops,
-                 device.bandwidth_gbps, device.launch_overhead_us,
-                 stored_before[d] ? "from the database" : "calibrated now");
-    }
-    if (calibration_s >= 0.05) fmt::print("calibration took {:.1f} s\n", calibration_s);
+    // Printed before the units are timed, which takes minutes.
+    auto print_calibration = [&](const ModelProfile& so_far) {
+      for (const auto& w : so_far.warnings) fmt::print(stderr, "hetsched: warning: {}\n", w);
+      fmt::print("model: {} ({} nodes, {:.2f} GFLOPs)\n", model.model, graph.nodes.size(), graph.total_flops() / 1e9);
+      fmt::print("database: {}\n", so_far.db_path);
+      for (const DeviceCalibration& c : so_far.calibration)
+        fmt::print("{}: {:.1f} GFLOP/s, {:.1f} GB/s, {:.1f} us per launch ({})\n", c.name, c.peak_gflops,
+                   c.bandwidth_gbps, c.launch_overhead_us, c.from_database ? "from the database" : "calibrated now");
+      if (so_far.calibration_seconds >= 0.05) fmt::print("calibration took {:.1f} s\n", so_far.calibration_seconds);
+    };
 
-    ProfileReport report;
+    ModelProfile profile;
     {
       ProgressBar bar;
-      // Every scheduler's proposed units too (DUET's subgraphs...), so that
-      // each finds its launches measured as the backend runs them.
-      options.extra_units = all_profile_units(graph, platform);
       options.progress = [&bar](int done, int total, const std::string& what) { bar.update(done, total, what); };
-      report = profile_graph(graph, platform, db, options);
+      profile = profile_model(graph, platform, db_path, options, print_calibration);
     }
-    for (const ProfileReport::Device& d : report.devices) {
+    for (const ProfileReport::Device& d : profile.report.devices) {
       if (d.skipped) {
         fmt::print("{}: skipped (emulated: its costs come from the platform file)\n", d.name);
         continue;
@@ -77,8 +62,9 @@ struct ProfileCommand {
       if (d.n_corun_measured + d.n_corun_reused > 0)
         fmt::print("{}: {} co-run times measured, {} reused\n", d.name, d.n_corun_measured, d.n_corun_reused);
     }
-    if (report.n_links_measured > 0) fmt::print("hand-over between devices: {} measured\n", report.n_links_measured);
-    fmt::print("profiled in {:.1f} s; stored in {}\n", seconds_since(start), db.path());
+    if (profile.report.n_links_measured > 0)
+      fmt::print("hand-over between devices: {} measured\n", profile.report.n_links_measured);
+    fmt::print("profiled in {:.1f} s; stored in {}\n", seconds_since(start), profile.db_path);
   }
 };
 

@@ -1,7 +1,9 @@
 // Lowering one graph node (or a fused group starting at it) to oneDNN.
 //
 // Each op's lowering lives in its own file under src/backends/cpu/ops/ and
-// registers itself with HETSCHED_CPU_LOWERING("OpType", fn). The program
+// registers itself with HETSCHED_CPU_LOWERING("OpType", fn, kernel,
+// reference_when): what runs the op and when it declines, in words, for
+// `hetsched ops --markdown` (lowering_info.h). The program
 // compiler calls fn(lowering) for each node in topological order:
 //   - fn returns false, having emitted nothing, when it cannot run this node
 //     (dtype, attribute, rank...): the node then falls back to its reference
@@ -15,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/lowering_info.h"
 #include "backends/cpu/program.h"
 
 namespace hetsched::cpu {
@@ -87,18 +90,26 @@ class Lowering {
 
 using LowerFn = bool (*)(Lowering& lowering);
 
-void register_cpu_lowering(const std::string& op_type, LowerFn fn);
+// `kernel` and `reference_when` describe the lowering for documentation
+// (LoweringInfo, lowering_info.h); they do not change what it does.
+void register_cpu_lowering(const std::string& op_type, LowerFn fn, const std::string& kernel = "oneDNN",
+                           const std::string& reference_when = "");
 LowerFn find_cpu_lowering(const std::string& op_type);
 std::vector<std::string> cpu_lowering_ops();
 
 struct CpuLoweringRegistrar {
-  CpuLoweringRegistrar(const char* op_type, LowerFn fn) { register_cpu_lowering(op_type, fn); }
+  CpuLoweringRegistrar(const char* op_type, LowerFn fn, const char* kernel = "oneDNN",
+                       const char* reference_when = "") {
+    register_cpu_lowering(op_type, fn, kernel, reference_when);
+  }
 };
 
 }  // namespace hetsched::cpu
 
-#define HETSCHED_CPU_LOWERING(OP_TYPE, FN)                                                          \
+// HETSCHED_CPU_LOWERING("Conv", lower_conv[, "oneDNN convolution"[, "when the
+// reference kernel runs instead"]]);
+#define HETSCHED_CPU_LOWERING(OP_TYPE, ...)                                                         \
   static ::hetsched::cpu::CpuLoweringRegistrar HETSCHED_CPU_CONCAT(hetsched_cpu_lowering_, __LINE__)( \
-      OP_TYPE, FN)
+      OP_TYPE, __VA_ARGS__)
 #define HETSCHED_CPU_CONCAT_INNER(a, b) a##b
 #define HETSCHED_CPU_CONCAT(a, b) HETSCHED_CPU_CONCAT_INNER(a, b)

@@ -19,23 +19,37 @@ using tag = dnnl::memory::format_tag;
 // ---------------------------------------------------------------- registry
 
 namespace {
-std::map<std::string, LowerFn>& lowerings() {
-  static std::map<std::string, LowerFn> table;
+struct RegisteredLowering {
+  LowerFn fn = nullptr;
+  LoweringInfo info;
+};
+
+std::map<std::string, RegisteredLowering>& lowerings() {
+  static std::map<std::string, RegisteredLowering> table;
   return table;
 }
 }  // namespace
 
-void register_cpu_lowering(const std::string& op_type, LowerFn fn) { lowerings()[op_type] = fn; }
+void register_cpu_lowering(const std::string& op_type, LowerFn fn, const std::string& kernel,
+                           const std::string& reference_when) {
+  lowerings()[op_type] = {fn, {op_type, kernel, reference_when}};
+}
 
 LowerFn find_cpu_lowering(const std::string& op_type) {
   auto it = lowerings().find(op_type);
-  return it == lowerings().end() ? nullptr : it->second;
+  return it == lowerings().end() ? nullptr : it->second.fn;
 }
 
 std::vector<std::string> cpu_lowering_ops() {
   std::vector<std::string> ops;
-  for (const auto& [op, fn] : lowerings()) ops.push_back(op);
+  for (const auto& [op, entry] : lowerings()) ops.push_back(op);
   return ops;
+}
+
+std::vector<LoweringInfo> cpu_lowerings() {
+  std::vector<LoweringInfo> infos;
+  for (const auto& [op, entry] : lowerings()) infos.push_back(entry.info);
+  return infos;
 }
 
 // ---------------------------------------------------------------- layouts

@@ -73,6 +73,8 @@ bool lower_batch_norm(Lowering& l) {
 
 }  // namespace
 
-HETSCHED_CPU_LOWERING("BatchNormalization", lower_batch_norm);
+HETSCHED_CPU_LOWERING("BatchNormalization", lower_batch_norm,
+                      "oneDNN batch normalization (after a Conv it is folded into the Conv at load)",
+                      "not float32; rank outside 2-5; training_mode 1 or the training outputs; spatial 0");
 
 }  // namespace hetsched::cpu

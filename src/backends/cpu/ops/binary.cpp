@@ -197,14 +197,24 @@ bool lower_binary(Lowering& l) {
   return true;
 }
 
+constexpr const char* kBinary = "oneDNN binary (numpy broadcasting)";
+constexpr const char* kBinaryReference = "not float32; broadcasts that expand both inputs; rank above 12";
+
 }  // namespace
 
-HETSCHED_CPU_LOWERING("Add", lower_binary);
-HETSCHED_CPU_LOWERING("Sub", lower_binary);
-HETSCHED_CPU_LOWERING("Mul", lower_binary);
-HETSCHED_CPU_LOWERING("Div", lower_binary);
-HETSCHED_CPU_LOWERING("Max", lower_binary);
-HETSCHED_CPU_LOWERING("Min", lower_binary);
-HETSCHED_CPU_LOWERING("Pow", lower_binary);
+HETSCHED_CPU_LOWERING("Add", lower_binary,
+                      "oneDNN binary (numpy broadcasting); a residual Add after a Conv fused as its sum post-op, a "
+                      "bias Add after a MatMul as its bias",
+                      kBinaryReference);
+HETSCHED_CPU_LOWERING("Sub", lower_binary, kBinary, kBinaryReference);
+HETSCHED_CPU_LOWERING("Mul", lower_binary, kBinary, kBinaryReference);
+HETSCHED_CPU_LOWERING("Div", lower_binary, kBinary,
+                      "not float32; a broadcast first input; broadcasts that expand both inputs; rank above 12");
+HETSCHED_CPU_LOWERING("Max", lower_binary, kBinary,
+                      "not float32; other than 2 inputs; broadcasts that expand both inputs; rank above 12");
+HETSCHED_CPU_LOWERING("Min", lower_binary, kBinary,
+                      "not float32; other than 2 inputs; broadcasts that expand both inputs; rank above 12");
+HETSCHED_CPU_LOWERING("Pow", lower_binary, "oneDNN eltwise pow",
+                      "not float32; an exponent that is not a constant scalar");
 
 }  // namespace hetsched::cpu

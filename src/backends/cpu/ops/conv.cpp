@@ -102,6 +102,8 @@ bool lower_conv(Lowering& l) {
 
 }  // namespace
 
-HETSCHED_CPU_LOWERING("Conv", lower_conv);
+HETSCHED_CPU_LOWERING("Conv", lower_conv,
+                      "oneDNN convolution, with a following residual Add and activation fused",
+                      "not float32; weights or bias computed at run time; more than 3 spatial dims");
 
 }  // namespace hetsched::cpu

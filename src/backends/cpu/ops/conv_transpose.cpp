@@ -155,6 +155,8 @@ bool lower_conv_transpose(Lowering& l) {
 
 }  // namespace
 
-HETSCHED_CPU_LOWERING("ConvTranspose", lower_conv_transpose);
+HETSCHED_CPU_LOWERING("ConvTranspose", lower_conv_transpose, "oneDNN deconvolution",
+                      "not float32; bias computed at run time; rank outside 3-5; an output_shape needing negative "
+                      "begin padding; geometries oneDNN rejects; empty tensors");
 
 }  // namespace hetsched::cpu

@@ -62,22 +62,30 @@ bool lower_eltwise(Lowering& l) {
   return true;
 }
 
+constexpr const char* kEltwise = "oneDNN eltwise; after a Conv, Gemm or MatMul, fused as its post-op";
+constexpr const char* kEltwiseReference = "not float32; empty tensors";
+constexpr const char* kIntegerReference = "not float32 (the reference kernel also takes integers); empty tensors";
+
 }  // namespace
 
-HETSCHED_CPU_LOWERING("Relu", lower_eltwise);
-HETSCHED_CPU_LOWERING("LeakyRelu", lower_eltwise);
-HETSCHED_CPU_LOWERING("Sigmoid", lower_eltwise);
-HETSCHED_CPU_LOWERING("Tanh", lower_eltwise);
-HETSCHED_CPU_LOWERING("HardSwish", lower_eltwise);
-HETSCHED_CPU_LOWERING("Elu", lower_eltwise);
-HETSCHED_CPU_LOWERING("Exp", lower_eltwise);
-HETSCHED_CPU_LOWERING("Log", lower_eltwise);
-HETSCHED_CPU_LOWERING("Sqrt", lower_eltwise);
-HETSCHED_CPU_LOWERING("Abs", lower_eltwise);
-HETSCHED_CPU_LOWERING("Softplus", lower_eltwise);
-HETSCHED_CPU_LOWERING("Mish", lower_eltwise);
-HETSCHED_CPU_LOWERING("Neg", lower_eltwise);
-HETSCHED_CPU_LOWERING("Clip", lower_eltwise);
-HETSCHED_CPU_LOWERING("Gelu", lower_eltwise);
+HETSCHED_CPU_LOWERING("Relu", lower_eltwise, kEltwise, kIntegerReference);
+HETSCHED_CPU_LOWERING("LeakyRelu", lower_eltwise, kEltwise, kEltwiseReference);
+HETSCHED_CPU_LOWERING("Sigmoid", lower_eltwise, kEltwise, kEltwiseReference);
+HETSCHED_CPU_LOWERING("Tanh", lower_eltwise, kEltwise, kEltwiseReference);
+HETSCHED_CPU_LOWERING("HardSwish", lower_eltwise, kEltwise, kEltwiseReference);
+HETSCHED_CPU_LOWERING("Elu", lower_eltwise, kEltwise, kEltwiseReference);
+HETSCHED_CPU_LOWERING("Exp", lower_eltwise, kEltwise, kEltwiseReference);
+HETSCHED_CPU_LOWERING("Log", lower_eltwise,
+                      "oneDNN eltwise, its reference implementation (the jit log is off by ~1e-6)", kEltwiseReference);
+HETSCHED_CPU_LOWERING("Sqrt", lower_eltwise, kEltwise, kEltwiseReference);
+HETSCHED_CPU_LOWERING("Abs", lower_eltwise, kEltwise, kIntegerReference);
+HETSCHED_CPU_LOWERING("Softplus", lower_eltwise, kEltwise, kEltwiseReference);
+HETSCHED_CPU_LOWERING("Mish", lower_eltwise, kEltwise, kEltwiseReference);
+HETSCHED_CPU_LOWERING("Neg", lower_eltwise, kEltwise, kIntegerReference);
+HETSCHED_CPU_LOWERING("Clip", lower_eltwise, kEltwise,
+                      "not float32 (the reference kernel also takes integers); a bound that is not a float32 constant "
+                      "scalar; min > max; empty tensors");
+HETSCHED_CPU_LOWERING("Gelu", lower_eltwise, kEltwise,
+                      "not float32; approximate other than none or tanh; empty tensors");
 
 }  // namespace hetsched::cpu

@@ -131,6 +131,8 @@ bool lower_gemm(Lowering& l) {
 
 }  // namespace
 
-HETSCHED_CPU_LOWERING("Gemm", lower_gemm);
+HETSCHED_CPU_LOWERING("Gemm", lower_gemm, "oneDNN matmul, with a following activation fused",
+                      "not float32; A or B not 2-D; a C computed at run time with beta != 1; a C that does not "
+                      "broadcast to M x N; empty tensors");
 
 }  // namespace hetsched::cpu

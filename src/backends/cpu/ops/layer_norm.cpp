@@ -83,6 +83,8 @@ bool lower_layer_norm(Lowering& l) {
 
 }  // namespace
 
-HETSCHED_CPU_LOWERING("LayerNormalization", lower_layer_norm);
+HETSCHED_CPU_LOWERING("LayerNormalization", lower_layer_norm, "oneDNN layer normalization",
+                      "not float32; rank outside 2-5; normalisation over more than the last dim; Scale or B computed "
+                      "at run time; the Mean or InvStdDev outputs; stash_type other than 1");
 
 }  // namespace hetsched::cpu

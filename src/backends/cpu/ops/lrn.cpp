@@ -41,6 +41,7 @@ bool lower_lrn(Lowering& l) {
 
 }  // namespace
 
-HETSCHED_CPU_LOWERING("LRN", lower_lrn);
+HETSCHED_CPU_LOWERING("LRN", lower_lrn, "oneDNN LRN (across channels)",
+                      "not float32; rank outside 3-5; an even size (oneDNN's window is symmetric)");
 
 }  // namespace hetsched::cpu

@@ -131,6 +131,7 @@ bool lower_matmul(Lowering& l) {
 
 }  // namespace
 
-HETSCHED_CPU_LOWERING("MatMul", lower_matmul);
+HETSCHED_CPU_LOWERING("MatMul", lower_matmul, "oneDNN matmul, with a following bias Add and activation fused",
+                      "not float32; batch dims that do not broadcast; rank above 12; empty tensors");
 
 }  // namespace hetsched::cpu

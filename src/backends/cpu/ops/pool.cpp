@@ -157,11 +157,17 @@ bool lower_global_pool(Lowering& l, bool is_max) {
 bool lower_global_max_pool(Lowering& l) { return lower_global_pool(l, true); }
 bool lower_global_average_pool(Lowering& l) { return lower_global_pool(l, false); }
 
+constexpr const char* kPool = "oneDNN pooling";
+
 }  // namespace
 
-HETSCHED_CPU_LOWERING("MaxPool", lower_max_pool);
-HETSCHED_CPU_LOWERING("AveragePool", lower_average_pool);
-HETSCHED_CPU_LOWERING("GlobalMaxPool", lower_global_max_pool);
-HETSCHED_CPU_LOWERING("GlobalAveragePool", lower_global_average_pool);
+HETSCHED_CPU_LOWERING("MaxPool", lower_max_pool, kPool,
+                      "dtypes other than float32, int8, uint8; rank outside 3-5; the Indices output; a window "
+                      "holding padding only");
+HETSCHED_CPU_LOWERING("AveragePool", lower_average_pool, kPool,
+                      "not float32; rank outside 3-5; a window holding padding only; count_include_pad 1 with a "
+                      "ceil_mode window past the end padding");
+HETSCHED_CPU_LOWERING("GlobalMaxPool", lower_global_max_pool, kPool, "not float32; rank outside 3-5");
+HETSCHED_CPU_LOWERING("GlobalAveragePool", lower_global_average_pool, kPool, "not float32; rank outside 3-5");
 
 }  // namespace hetsched::cpu

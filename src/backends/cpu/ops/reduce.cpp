@@ -215,10 +215,20 @@ bool lower_reduce(Lowering& l) {
 
 }  // namespace
 
-HETSCHED_CPU_LOWERING("ReduceMean", lower_reduce);
-HETSCHED_CPU_LOWERING("ReduceSum", lower_reduce);
-HETSCHED_CPU_LOWERING("ReduceMax", lower_reduce);
-HETSCHED_CPU_LOWERING("ReduceMin", lower_reduce);
-HETSCHED_CPU_LOWERING("ReduceProd", lower_reduce);
+HETSCHED_CPU_LOWERING("ReduceMean", lower_reduce, "oneDNN pooling (spatial dims of a blocked input) or matmul",
+                      "not float32; axes computed at run time; reduced dims that are not one contiguous block; "
+                      "noop_with_empty_axes 1 without axes");
+HETSCHED_CPU_LOWERING("ReduceSum", lower_reduce, "oneDNN matmul with a ones operand",
+                      "not float32; axes computed at run time; reduced dims that are not one contiguous block; "
+                      "noop_with_empty_axes 1 without axes");
+HETSCHED_CPU_LOWERING("ReduceMax", lower_reduce, "oneDNN pooling (spatial dims of a blocked input) or reduction",
+                      "not float32; axes computed at run time; other than the innermost dims with at least 256 "
+                      "elements per output (the reference kernel is faster there)");
+HETSCHED_CPU_LOWERING("ReduceMin", lower_reduce, "oneDNN reduction",
+                      "not float32; axes computed at run time; other than the innermost dims with at least 256 "
+                      "elements per output (the reference kernel is faster there)");
+HETSCHED_CPU_LOWERING("ReduceProd", lower_reduce, "oneDNN reduction",
+                      "not float32; axes computed at run time; other than the innermost dims with at least 256 "
+                      "elements per output (the reference kernel is faster there)");
 
 }  // namespace hetsched::cpu

@@ -17,9 +17,9 @@ bool lower_view(Lowering& l) {
 
 }  // namespace
 
-HETSCHED_CPU_LOWERING("Reshape", lower_view);
-HETSCHED_CPU_LOWERING("Flatten", lower_view);
-HETSCHED_CPU_LOWERING("Squeeze", lower_view);
-HETSCHED_CPU_LOWERING("Unsqueeze", lower_view);
+HETSCHED_CPU_LOWERING("Reshape", lower_view, "a view of the input (no step)");
+HETSCHED_CPU_LOWERING("Flatten", lower_view, "a view of the input (no step)");
+HETSCHED_CPU_LOWERING("Squeeze", lower_view, "a view of the input (no step)");
+HETSCHED_CPU_LOWERING("Unsqueeze", lower_view, "a view of the input (no step)");
 
 }  // namespace hetsched::cpu

@@ -227,9 +227,15 @@ bool lower_resize(Lowering& l) {
   return true;
 }
 
+constexpr const char* kResizeReference =
+    "not float32; rank outside 3-5; cubic; tf_crop_and_resize; antialias; keep_aspect_ratio_policy other than "
+    "stretch; scales or sizes computed at run time; N or C resized; any other case where oneDNN samples other "
+    "coordinates than the reference kernel (they agree e.g. for nearest with asymmetric + floor on integer "
+    "factors, linear with half_pixel)";
+
 }  // namespace
 
-HETSCHED_CPU_LOWERING("Resize", lower_resize);
-HETSCHED_CPU_LOWERING("Upsample", lower_resize);
+HETSCHED_CPU_LOWERING("Resize", lower_resize, "oneDNN resampling", kResizeReference);
+HETSCHED_CPU_LOWERING("Upsample", lower_resize, "oneDNN resampling", kResizeReference);
 
 }  // namespace hetsched::cpu

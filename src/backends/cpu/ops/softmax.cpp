@@ -62,9 +62,12 @@ bool lower_softmax(Lowering& l, dnnl::algorithm algorithm) {
 bool lower_softmax_op(Lowering& l) { return lower_softmax(l, dnnl::algorithm::softmax_accurate); }
 bool lower_log_softmax_op(Lowering& l) { return lower_softmax(l, dnnl::algorithm::softmax_log); }
 
+constexpr const char* kSoftmaxReference =
+    "not float32; before opset 13, an axis whose rows span several dims larger than 1; scalars; empty tensors";
+
 }  // namespace
 
-HETSCHED_CPU_LOWERING("Softmax", lower_softmax_op);
-HETSCHED_CPU_LOWERING("LogSoftmax", lower_log_softmax_op);
+HETSCHED_CPU_LOWERING("Softmax", lower_softmax_op, "oneDNN softmax", kSoftmaxReference);
+HETSCHED_CPU_LOWERING("LogSoftmax", lower_log_softmax_op, "oneDNN softmax (log)", kSoftmaxReference);
 
 }  // namespace hetsched::cpu

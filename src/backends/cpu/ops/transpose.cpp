@@ -72,6 +72,8 @@ bool lower_transpose(Lowering& l) {
 
 }  // namespace
 
-HETSCHED_CPU_LOWERING("Transpose", lower_transpose);
+HETSCHED_CPU_LOWERING("Transpose", lower_transpose,
+                      "oneDNN reorder; a view when no byte moves (the order of the dims larger than 1 is kept)",
+                      "int64, bool, float64 and other dtypes oneDNN lacks; rank above 12");
 
 }  // namespace hetsched::cpu
