@@ -32,15 +32,25 @@ struct ModelOptions {
   std::string db;
   std::vector<std::string> pins;  // --pin NODE_OR_OP=DEVICE
 
+  // The model and how to load it, then --devices and --platform.
   void add_to(CLI::App* cmd) {
-    cmd->add_option("model", model, "model: an .onnx file or zoo:NAME (see `hetsched zoo`)")->required();
+    add_model(cmd);
     cmd->add_option("--devices", devices, "where to run: cpu, cpu:0-1, ... (see `hetsched devices`)")
         ->capture_default_str();
     cmd->add_option("--platform", platform, "a platform file describing devices to emulate or simulate (platforms/)");
-    cmd->add_flag("--reference", reference, "run with the plain C++ reference kernels (the ground truth)");
+  }
+
+  // The model and how to load it only (`export`).
+  void add_model(CLI::App* cmd) {
+    cmd->add_option("model", model, "model: an .onnx file or zoo:NAME (see `hetsched zoo`)")->required();
     cmd->add_option("--shape", shapes, "fix a free input dim: NAME=1x3x224x224 (repeatable)");
     cmd->add_option("--param", params, "zoo model parameter KEY=VALUE, e.g. layers=2 (repeatable)");
     cmd->add_flag("--no-optimize", no_optimize, "skip load-time graph optimisations");
+  }
+
+  // --reference: for commands that run the model (`run`).
+  void add_reference_flag(CLI::App* cmd) {
+    cmd->add_flag("--reference", reference, "run with the plain C++ reference kernels (the ground truth)");
   }
 
   // --scheduler, --plan, --db: for commands that run or plan.
@@ -48,8 +58,13 @@ struct ModelOptions {
     cmd->add_option("--scheduler", scheduler, "how to spread the graph over the devices (see `hetsched schedulers`)")
         ->capture_default_str();
     cmd->add_option("--plan", plan, "run this plan file (from `hetsched plan`) instead of scheduling");
-    cmd->add_option("--db", db, "profile database (default: the user's cache folder)");
+    add_db_option(cmd, db);
     add_pin_option(cmd);
+  }
+
+  // --db, one wording for every command that reads or writes profiles.
+  static void add_db_option(CLI::App* cmd, std::string& path) {
+    cmd->add_option("--db", path, "profile database (default: $XDG_CACHE_HOME or ~/.cache, then hetsched/profile.db)");
   }
 
   // --pin: for commands that plan (the scheduler must honour it).

@@ -119,7 +119,6 @@ struct CompareCommand {
   }
 
   void execute() {
-    if (model.reference) throw Error(ErrorCode::kUsage, "compare: --reference does not apply: it compares plans");
     Graph graph = load_model(model.model, model.load_options());
     Platform platform = cli::make_cli_platform(model, graph);
     std::shared_ptr<const CostModel> cost = cli::make_cli_cost_model(platform, model.db);
@@ -157,7 +156,7 @@ void add_compare_command(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "compare", "every scheduler's plan, predicted (and with --measure run), against the best single device");
   state->model.add_to(cmd);
-  cmd->add_option("--db", state->model.db, "profile database for the cost model (default: the per-user cache)");
+  cli::ModelOptions::add_db_option(cmd, state->model.db);
   cmd->add_option("--schedulers", state->schedulers, "schedulers to compare (default: all; see `hetsched schedulers`)")
       ->delimiter(',');
   cmd->add_option("--seed", state->options.seed, "seed for randomised schedulers")->capture_default_str();

@@ -54,7 +54,7 @@ struct DemoCommand {
     cmd->add_option("--platform", model.platform, "a platform file of devices to emulate (platforms/)");
     cmd->add_option("--shape", model.shapes, "fix a free input dim: NAME=1x3x224x224 (repeatable)");
     cmd->add_option("--param", model.params, "zoo model parameter KEY=VALUE, e.g. layers=2 (repeatable)");
-    cmd->add_option("--db", model.db, "profile database (default: the user's cache folder)");
+    cli::ModelOptions::add_db_option(cmd, model.db);
     model.add_pin_option(cmd);
     cmd->add_option("--schedulers", compare.schedulers, "schedulers to compare (default: all)")->delimiter(',');
     cmd->add_option("-w,--warmup", compare.warmups, "untimed runs of each plan before measuring")

@@ -87,14 +87,15 @@ struct RunCommand {
   void add_to(CLI::App& app) {
     auto* cmd = app.add_subcommand("run", "run a model and report its latency");
     model.add_to(cmd);
+    model.add_reference_flag(cmd);
     model.add_plan_options(cmd);
     cmd->add_option("--trace", trace_path, "write the last timed run's timeline as a Chrome trace (Perfetto)");
     cmd->add_flag("-v,--verbose", verbose, "list the nodes that run on reference kernels");
     cmd->add_option("--input", inputs, "input tensor NAME=FILE (.npy or .pb); random data when omitted (repeatable)");
     cmd->add_option("--output-dir", output_dir, "write each output as NAME.npy into this folder");
-    cmd->add_option("-n,--iterations", iterations, "timed runs")->check(CLI::NonNegativeNumber)->capture_default_str();
+    cmd->add_option("-n,--iterations", iterations, "timed runs")->check(CLI::Range(0, 1000000))->capture_default_str();
     cmd->add_option("-w,--warmup", warmups, "untimed warm-up runs after the first run")
-        ->check(CLI::NonNegativeNumber)
+        ->check(CLI::Range(0, 1000000))
         ->capture_default_str();
     cmd->add_option("--json", json_path, "write the timings as JSON to this file");
     cmd->add_option("--seed", seed, "seed of the random inputs")->capture_default_str();
@@ -195,7 +196,7 @@ struct ExportCommand {
 
   void add_to(CLI::App& app) {
     auto* cmd = app.add_subcommand("export", "write a model (e.g. zoo:resnet50) as an .onnx file");
-    model.add_to(cmd);
+    model.add_model(cmd);
     cmd->add_option("-o,--output", output, "the .onnx file to write")->required();
     cmd->callback([this] { exit_code = execute(); });
   }
@@ -383,8 +384,12 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    // --help and --version print and succeed; a usage error is one line.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::string where;
+    for (const CLI::App* sub : app.get_subcommands()) where = " " + sub->get_name();
+    fmt::print(stderr, "hetsched: error: {} (see hetsched{} --help)\n", e.what(), where);
+    return 2;
   } catch (const Error& e) {
     std::fflush(stdout);
     fmt::print(stderr, "hetsched: error: {}\n", e.what());

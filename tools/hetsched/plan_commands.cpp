@@ -56,7 +56,7 @@ struct PlanCommand {
     for (const auto& [name, summary] : scheduler_names()) known.push_back(name);
     cmd->add_option("--scheduler", scheduler, fmt::format("scheduler: {}", fmt::join(known, ", ")))
         ->capture_default_str();
-    cmd->add_option("--db", db, "profile database for the cost model (default: the per-user cache)");
+    ModelOptions::add_db_option(cmd, db);
     cmd->add_option("--seed", seed, "seed for randomised schedulers")->capture_default_str();
     cmd->add_option("--sched-param", params, "scheduler parameter KEY=VALUE, e.g. device=cpu:1 (repeatable)");
     cmd->add_option("-o,--output", output, "the plan file to write (JSON)")->required();
@@ -107,7 +107,7 @@ struct ExplainCommand {
     cmd->add_option("--shape", model.shapes, "fix a free input dim: NAME=1x3x224x224, as given to `plan` (repeatable)");
     cmd->add_option("--param", model.params, "zoo model parameter KEY=VALUE, as given to `plan` (repeatable)");
     cmd->add_flag("--no-optimize", model.no_optimize, "the model was planned without load-time optimisations");
-    cmd->add_option("--db", db, "profile database for the cost estimates (default: the per-user cache)");
+    ModelOptions::add_db_option(cmd, db);
     return cmd;
   }
 

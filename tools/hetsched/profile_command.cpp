@@ -29,8 +29,6 @@ struct ProfileCommand {
   ProfileOptions options;
 
   void execute() {
-    if (model.reference)
-      throw Error(ErrorCode::kUsage, "profile: --reference does not apply: profiling times the devices' own kernels");
     auto start = Clock::now();
     Graph graph = load_model(model.model, model.load_options());
     Platform platform = cli::make_cli_platform(model, graph);
@@ -75,7 +73,7 @@ void add_profile_command(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "profile", "time every launch unit of a model on the real devices and store it in the profile database");
   state->model.add_to(cmd);
-  cmd->add_option("--db", state->db_path, "profile database file (default: $XDG_CACHE_HOME or ~/.cache, then hetsched/profile.db)");
+  cli::ModelOptions::add_db_option(cmd, state->db_path);
   cmd->add_option("-w,--warmup", state->options.warmups, "untimed runs before the timed ones, per pass")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
