@@ -67,6 +67,7 @@ struct Plan {
   std::vector<Placement> placement;  // indexed by NodeId
   double predicted_ms = -1;          // the scheduler's own prediction; -1 when none
   std::vector<std::string> notes;    // scheduler remarks shown by explain
+  std::string source;                // the file it was read from, if any: named in validate_plan's errors
 
   int n_launches() const;
   int n_copies() const;
@@ -81,7 +82,8 @@ std::string graph_fingerprint(const Graph& graph);
 std::string plan_to_json(const Plan& plan, const Graph& graph);
 // Parses a plan for `graph`; malformed JSON, unknown node or value names, or
 // a model_hash other than the graph's are ErrorCode::kInvalidFile errors
-// naming `source` (the file) and the field.
+// naming `source` (the file) and the field; the plan keeps `source`, so that
+// validate_plan's errors name the file too.
 Plan plan_from_json(const std::string& text, const Graph& graph, const std::string& source);
 void write_plan_file(const Plan& plan, const Graph& graph, const std::string& path);
 Plan read_plan_file(const std::string& path, const Graph& graph);

@@ -118,13 +118,15 @@ class Session {
   // graph output by name. Concurrent calls are serialised. With `trace`,
   // also the run's timeline (one lane per device stream; see trace.h).
   TensorMap run(const TensorMap& inputs, Trace* trace = nullptr) const;
+  // The checks run() makes on its inputs, alone: lets a caller that reads
+  // inputs from files name the file of a wrong one before anything runs.
+  void check_inputs(const TensorMap& inputs) const;
 
   // Deterministic random inputs for every graph input (free dims set to 1):
   // floats uniform in [-1, 1), integers in [0, 10), bools alternating.
   TensorMap random_inputs(uint64_t seed = 0) const;
 
  private:
-  void check_inputs(const TensorMap& inputs) const;
   struct Backend;
   std::unique_ptr<Graph> graph_;  // on the heap: compiled programs point into it
   std::unique_ptr<Backend> backend_;

@@ -2,6 +2,8 @@
 
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -81,6 +83,10 @@ std::string read_external(const onnx::TensorProto& proto, const fs::path& model_
   if (base_end != base.end())
     throw Error(ErrorCode::kInvalidModel,
                 fmt::format("{}: external data location '{}' leaves the model's folder", context, location));
+  std::error_code ec;
+  if (fs::exists(full, ec) && !fs::is_regular_file(full, ec))  // a folder opens, and its "size" is meaningless
+    throw Error(ErrorCode::kInvalidModel,
+                fmt::format("{}: external data location '{}' is not a file", context, location));
   std::ifstream in(full, std::ios::binary);
   if (!in)
     throw Error(ErrorCode::kIo, fmt::format("{}: external data file '{}' cannot be opened", context, location));
@@ -91,7 +97,7 @@ std::string read_external(const onnx::TensorProto& proto, const fs::path& model_
     throw Error(ErrorCode::kInvalidModel, fmt::format("{}: external data length {} does not match the {} bytes its "
                                                       "shape and dtype need",
                                                       context, length, expected_bytes));
-  if (offset + want > file_size)
+  if (want > file_size || offset > file_size - want)  // not offset + want: that may overflow
     throw Error(ErrorCode::kInvalidModel,
                 fmt::format("{}: external data '{}' holds {} bytes, but offset {} + length {} are needed", context,
                             location, file_size, offset, want));
@@ -111,6 +117,30 @@ void copy_typed(Tensor& t, const Field& field, const std::string& context, const
   for (int i = 0; i < field.size(); ++i) out[i] = static_cast<T>(field.Get(i));
 }
 
+// Elements of `shape`; a negative dim, or a size in bytes past int64, is an
+// error naming `context` (the dims come from the file and are not trusted).
+int64_t checked_numel(const Shape& shape, DType dtype, const std::string& context) {
+  int64_t numel = 1;
+  const int64_t max_numel = std::numeric_limits<int64_t>::max() / static_cast<int64_t>(dtype_size(dtype));
+  for (int64_t d : shape) {
+    if (d < 0) throw Error(ErrorCode::kInvalidModel, fmt::format("{}: negative dim {}", context, d));
+    if (d != 0 && numel > max_numel / d)
+      throw Error(ErrorCode::kInvalidModel, fmt::format("{}: shape {} is too large", context, shape_to_string(shape)));
+    numel *= d;
+  }
+  return numel;
+}
+
+// The typed field that holds `dtype`'s values when there is no raw_data.
+std::pair<int64_t, const char*> typed_field_size(const onnx::TensorProto& proto, DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return {proto.float_data_size(), "float_data"};
+    case DType::kFloat64: return {proto.double_data_size(), "double_data"};
+    case DType::kInt64: return {proto.int64_data_size(), "int64_data"};
+    default: return {proto.int32_data_size(), "int32_data"};
+  }
+}
+
 }  // namespace
 
 Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& model_dir, const std::string& context) {
@@ -121,13 +151,14 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& model_d
   if (proto.has_segment())
     throw Error(ErrorCode::kUnsupported, context + ": segmented tensors are not supported");
   Shape shape(proto.dims().begin(), proto.dims().end());
-  for (int64_t d : shape)
-    if (d < 0) throw Error(ErrorCode::kInvalidModel, fmt::format("{}: negative dim {}", context, d));
-  Tensor t(dtype, shape);
-  size_t bytes = t.nbytes();
+  // A few bytes of protobuf must not ask for gigabytes: the data is checked
+  // against the dims before anything is allocated.
+  int64_t numel = checked_numel(shape, dtype, context);
+  size_t bytes = static_cast<size_t>(numel) * dtype_size(dtype);
 
   if (proto.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
     std::string data = read_external(proto, model_dir, context, bytes);
+    Tensor t(dtype, shape);
     std::memcpy(t.raw(), data.data(), bytes);
     return t;
   }
@@ -136,9 +167,15 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& model_d
       throw Error(ErrorCode::kInvalidModel, fmt::format("{}: raw_data holds {} bytes, shape {} of {} needs {}",
                                                         context, proto.raw_data().size(), shape_to_string(shape),
                                                         dtype_name(dtype), bytes));
+    Tensor t(dtype, shape);
     std::memcpy(t.raw(), proto.raw_data().data(), bytes);
     return t;
   }
+  auto [held, field_name] = typed_field_size(proto, dtype);
+  if (held != numel)
+    throw Error(ErrorCode::kInvalidModel, fmt::format("{}: {} holds {} values, shape {} needs {}", context, field_name,
+                                                      held, shape_to_string(shape), numel));
+  Tensor t(dtype, shape);
   switch (dtype) {
     case DType::kFloat32: copy_typed<float>(t, proto.float_data(), context, "float_data"); break;
     case DType::kFloat64: copy_typed<double>(t, proto.double_data(), context, "double_data"); break;
@@ -160,8 +197,7 @@ void inline_external_data(onnx::TensorProto& proto, const fs::path& model_dir, c
   if (dtype == DType::kUndefined)
     throw Error(ErrorCode::kUnsupported,
                 fmt::format("{}: dtype {} is not supported", context, onnx_dtype_name(proto.data_type())));
-  int64_t numel = 1;
-  for (int64_t d : proto.dims()) numel *= d;
+  int64_t numel = checked_numel(Shape(proto.dims().begin(), proto.dims().end()), dtype, context);
   std::string data = read_external(proto, model_dir, context, static_cast<size_t>(numel) * dtype_size(dtype));
   proto.set_raw_data(std::move(data));
   proto.clear_external_data();

@@ -1,4 +1,6 @@
 // NumPy .npy reader and writer (format: numpy.org/doc/stable/reference/generated/numpy.lib.format.html).
+#include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <regex>
@@ -71,8 +73,28 @@ Tensor read_npy(const std::string& path) {
   Shape shape;
   std::string dims = m[1];
   std::regex dim_re(R"(\d+)");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), dim_re); it != std::sregex_iterator(); ++it)
-    shape.push_back(std::stoll(it->str()));
+  // The header is not trusted: a dim or a size past int64 is refused here,
+  // and the data must be in the file before anything is allocated for it.
+  uint64_t nbytes = dtype_size(dtype);
+  bool overflow = false;
+  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), dim_re); it != std::sregex_iterator(); ++it) {
+    std::string text = it->str();
+    int64_t dim = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), dim);
+    if (ec != std::errc() || end != text.data() + text.size())
+      bad(path, fmt::format("shape dim {} is too large", text));
+    shape.push_back(dim);
+    if (dim != 0 && nbytes > static_cast<uint64_t>(INT64_MAX) / static_cast<uint64_t>(dim)) overflow = true;
+    nbytes *= static_cast<uint64_t>(dim);
+  }
+  if (overflow) bad(path, fmt::format("shape {} is too large", shape_to_string(shape)));
+  std::streampos data_start = in.tellg();
+  in.seekg(0, std::ios::end);
+  uint64_t available = static_cast<uint64_t>(in.tellg() - data_start);
+  in.seekg(data_start);
+  if (!in || available < nbytes)
+    bad(path, fmt::format("data is shorter than the {} bytes that {} {} needs", nbytes, dtype_name(dtype),
+                          shape_to_string(shape)));
 
   Tensor t(dtype, shape);
   in.read(static_cast<char*>(t.raw()), static_cast<std::streamsize>(t.nbytes()));

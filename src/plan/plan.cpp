@@ -367,7 +367,9 @@ class PlanReader {
 }  // namespace
 
 Plan plan_from_json(const std::string& text, const Graph& graph, const std::string& source) {
-  return PlanReader(graph, source).read(text);
+  Plan plan = PlanReader(graph, source).read(text);
+  plan.source = source;
+  return plan;
 }
 
 void write_plan_file(const Plan& plan, const Graph& graph, const std::string& path) {
@@ -413,6 +415,8 @@ class PlanValidator {
   [[noreturn]] void fail(const std::string& what) const {
     std::string name = plan_.model.empty() ? fmt::format("plan '{}'", plan_.scheduler)
                                            : fmt::format("plan '{}' for {}", plan_.scheduler, plan_.model);
+    // A plan read from a file names the file: that is what the user edits or remakes.
+    if (!plan_.source.empty()) name = plan_.source + ": " + name;
     throw Error(ErrorCode::kInvalidFile, name + ": " + what);
   }
 

@@ -84,6 +84,10 @@ struct ModelOptions {
       auto eq = p.find('=');
       if (eq == std::string::npos || eq == 0)
         throw Error(ErrorCode::kUsage, fmt::format("--param '{}': expected KEY=VALUE", p));
+      // (An empty model is explain's: the plan's own, checked when loaded.)
+      if (!model.empty() && model.rfind("zoo:", 0) != 0)
+        throw Error(ErrorCode::kUsage,
+                    fmt::format("--param '{}': {} is a file; parameters are for zoo:NAME models only", p, model));
       opts.zoo_params[p.substr(0, eq)] = p.substr(eq + 1);
     }
     opts.optimize = !no_optimize;

@@ -15,6 +15,7 @@
 #include "hetsched/compare.h"
 #include "hetsched/error.h"
 #include "hetsched/report.h"
+#include "hetsched/scheduler.h"
 
 namespace {
 
@@ -119,6 +120,7 @@ struct CompareCommand {
   }
 
   void execute() {
+    for (const std::string& name : schedulers) make_scheduler(name);  // a typo fails before --report's folder is made
     Graph graph = load_model(model.model, model.load_options());
     Platform platform = cli::make_cli_platform(model, graph);
     std::shared_ptr<const CostModel> cost = cli::make_cli_cost_model(platform, model.db);

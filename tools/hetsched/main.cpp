@@ -93,6 +93,7 @@ struct RunCommand {
     cmd->add_flag("-v,--verbose", verbose, "list the nodes that run on reference kernels");
     cmd->add_option("--input", inputs, "input tensor NAME=FILE (.npy or .pb); random data when omitted (repeatable)");
     cmd->add_option("--output-dir", output_dir, "write each output as NAME.npy into this folder");
+    // CLI::Range, not CLI::NonNegativeNumber, whose message spells out DBL_MAX.
     cmd->add_option("-n,--iterations", iterations, "timed runs")->check(CLI::Range(0, 1000000))->capture_default_str();
     cmd->add_option("-w,--warmup", warmups, "untimed warm-up runs after the first run")
         ->check(CLI::Range(0, 1000000))
@@ -105,6 +106,9 @@ struct RunCommand {
   int exit_code = 0;
 
   int execute() {
+    std::error_code ec;  // refused before the runs, not after them
+    if (!output_dir.empty() && fs::exists(output_dir, ec) && !fs::is_directory(output_dir, ec))
+      throw Error(ErrorCode::kIo, fmt::format("--output-dir {}: exists and is not a folder", output_dir));
     auto load_start = Clock::now();
     Session session = Session::load(model.model, model.load_options(), model.session_options());
     double load_ms = ms_since(load_start);
@@ -118,11 +122,18 @@ struct RunCommand {
       std::string name = spec.substr(0, eq);
       if (!feeds.count(name))
         throw Error(ErrorCode::kUsage, fmt::format("--input {}: the model has no input '{}'", name, name));
+      std::string file = spec.substr(eq + 1);
       try {
-        feeds[name] = read_tensor_file(spec.substr(eq + 1));
+        feeds[name] = read_tensor_file(file);
       } catch (const Error& e) {
         throw Error(e.code() == ErrorCode::kUsage ? ErrorCode::kUsage : ErrorCode::kInvalidInput,
                     fmt::format("--input {}: {}", name, e.what()));
+      }
+      // A wrong shape or dtype is the file's fault: name it, before anything runs.
+      try {
+        session.check_inputs(feeds);
+      } catch (const Error& e) {
+        throw Error(e.code(), fmt::format("--input {}: {}: {}", name, file, e.what()));
       }
     }
 
@@ -161,7 +172,10 @@ struct RunCommand {
     }
 
     if (!output_dir.empty()) {
-      fs::create_directories(output_dir);
+      fs::create_directories(output_dir, ec);
+      if (ec)
+        throw Error(ErrorCode::kIo,
+                    fmt::format("--output-dir {}: cannot create the folder: {}", output_dir, ec.message()));
       for (const auto& [name, t] : outputs) {
         std::string file = (fs::path(output_dir) / (sanitize(name) + ".npy")).string();
         write_npy(file, t);
@@ -384,11 +398,21 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help and --version print and succeed; a usage error is one line.
-    if (e.get_exit_code() == 0) return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // One line, like every other error, instead of CLI11's two.
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    if (app.get_subcommands().empty() && !app.remaining().empty()) {  // "A subcommand is required" would hide it
+      std::vector<std::string> commands;
+      for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+        commands.push_back(sub->get_name());
+      std::string first = app.remaining().front();
+      what = fmt::format("unknown {} '{}' (commands: {})", first.rfind('-', 0) == 0 ? "option" : "command", first,
+                         fmt::join(commands, ", "));
+    }
     std::string where;
     for (const CLI::App* sub : app.get_subcommands()) where = " " + sub->get_name();
-    fmt::print(stderr, "hetsched: error: {} (see hetsched{} --help)\n", e.what(), where);
+    fmt::print(stderr, "hetsched: error: {} (see hetsched{} --help)\n", what, where);
     return 2;
   } catch (const Error& e) {
     std::fflush(stdout);
