@@ -99,6 +99,7 @@ std::pair<std::string, Shape> parse_shape_override(const std::string& text) {
 struct Session::Backend {
   ExecutionSummary summary;
   std::string choice;  // ExecutionSummary::choice
+  std::vector<std::string> warnings;  // ExecutionSummary::warnings
   Platform platform;
   std::unique_ptr<Executor> executor;  // null: reference kernels
   std::mutex mutex;
@@ -109,7 +110,7 @@ namespace {
 // The plan a session runs: a plan file, the trivial one-device plan, or the
 // scheduler's (which needs the cost model).
 Plan session_plan(const Graph& graph, Platform& platform, const SessionOptions& options,
-                  std::shared_ptr<const CostModel>& cost) {
+                  std::shared_ptr<const CostModel>& cost, std::vector<std::string>* warnings) {
   if (!options.plan.empty()) return read_plan_file(options.plan, graph);
   if (platform.devices.size() == 1 && options.scheduler == "sequential" && !platform.has_emulated()) {
     std::vector<LaunchAssignment> launches;
@@ -117,7 +118,7 @@ Plan session_plan(const Graph& graph, Platform& platform, const SessionOptions& 
     return build_plan(graph, platform, launches, "sequential");
   }
   auto scheduler = make_scheduler(options.scheduler);
-  if (!cost) cost = open_cost_model(platform, options.profile_db, nullptr);
+  if (!cost) cost = open_cost_model(platform, options.profile_db, warnings);
   return scheduler->schedule(graph, platform, *cost, ScheduleOptions{});
 }
 
@@ -166,15 +167,15 @@ Session::Session(Graph graph, const SessionOptions& options)
   apply_pins(b.platform, *graph_, pins);
   bool one_cpu_device = b.platform.devices.size() == 1 && !b.platform.has_emulated();
   std::shared_ptr<const CostModel> cost;
-  if (b.platform.has_emulated()) cost = open_cost_model(b.platform, options.profile_db, nullptr);
+  if (b.platform.has_emulated()) cost = open_cost_model(b.platform, options.profile_db, &b.warnings);
   Plan plan;
   bool measure_auto = options.scheduler == "auto" && options.plan.empty() && options.verify_auto &&
                       !b.platform.has_emulated();
   if (measure_auto) {
-    cost = open_cost_model(b.platform, options.profile_db, nullptr);
+    cost = open_cost_model(b.platform, options.profile_db, &b.warnings);
     b.choice = settle_auto_by_measurement(*graph_, b.platform, cost, options, plan);
   } else {
-    plan = session_plan(*graph_, b.platform, options, cost);
+    plan = session_plan(*graph_, b.platform, options, cost, &b.warnings);
   }
   try {
     b.executor = std::make_unique<Executor>(*graph_, std::move(plan), b.platform, cost);
@@ -195,6 +196,7 @@ Session::~Session() = default;
 ExecutionSummary Session::summary() const {
   ExecutionSummary summary = backend_->executor ? backend_->executor->summary() : backend_->summary;
   summary.choice = backend_->choice;
+  summary.warnings = backend_->warnings;
   return summary;
 }
 

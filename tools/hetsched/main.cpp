@@ -46,6 +46,7 @@ std::string mib(size_t bytes) { return fmt::format("{:.1f} MiB", static_cast<dou
 
 // One line on what runs where, then one per fallback when verbose.
 void print_summary(const ExecutionSummary& s, bool verbose) {
+  for (const auto& w : s.warnings) fmt::print(stderr, "hetsched: warning: {}\n", w);
   if (s.device == "reference") {
     fmt::print("device: reference kernels, {} nodes\n", s.n_nodes);
     return;
