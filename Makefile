@@ -39,5 +39,12 @@ bench-fidelity: build
 bench-schedulers: build
 	/usr/bin/python3 bench/schedulers.py --hetsched $(BUILD_DIR)/hetsched
 
+# hetsched's CUDA backend against PyTorch on the GPU: on a machine with an
+# NVIDIA GPU (elsewhere it says why and exits 0). See docs/cuda.md and
+# bench/README.md. Results in bench/results/cuda.{csv,md}.
+.PHONY: bench-cuda
+bench-cuda: build
+	/usr/bin/python3 bench/cuda.py --hetsched $(BUILD_DIR)/hetsched
+
 clean:
 	rm -rf $(BUILD_DIR)

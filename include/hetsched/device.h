@@ -6,8 +6,13 @@
 //   cpu:0-3      one device on cores 0..3
 //   cpu:0,cpu:1  two devices, one core each
 //   emu:npu      the device "npu" of the platform file (--platform), emulated
-// Later backends add cuda:N. Cores are the logical
-// processors (PUs) the OS numbers; a core may belong to one device only.
+//   cuda:0       CUDA GPU 0 with kDefaultCudaStreams streams (cuda = cuda:0)
+//   cuda:0*2     CUDA GPU 0 with 2 streams
+// Cores are the logical processors (PUs) the OS numbers; a core may belong
+// to one device only. GPUs are numbered as the CUDA runtime numbers them
+// (after CUDA_VISIBLE_DEVICES); a GPU may be listed once. A CUDA device is a
+// usage error in a build without the CUDA backend or on a machine without a
+// CUDA GPU, saying which.
 #pragma once
 
 #include <string>
@@ -16,14 +21,23 @@
 namespace hetsched {
 
 // kEmulated: a device described by a platform file ("emu:NAME"), run by
-// emulation on this machine (see platform.h).
-enum class DeviceKind { kCpu, kEmulated };
+// emulation on this machine (see platform.h). kCuda: a CUDA GPU ("cuda:N").
+enum class DeviceKind { kCpu, kEmulated, kCuda };
+
+// Streams of a CUDA device whose spec gives no count ("cuda:0"): enough for
+// the multi-stream schedulers' branches, few enough to share the GPU well.
+constexpr int kDefaultCudaStreams = 4;
+constexpr int kMaxCudaStreams = 64;
 
 struct DeviceSpec {
   DeviceKind kind = DeviceKind::kCpu;
   std::vector<int> cores;  // kCpu: sorted, unique OS processor numbers
   std::string emulated;    // kEmulated: the platform file's device name (spec "emu:NAME")
-  // Canonical name: "cpu:0-1", "cpu:3", "cpu:0-1+4" for a gap, "emu:npu".
+  int gpu = 0;             // kCuda: the CUDA device number N of "cuda:N"
+  int streams = kDefaultCudaStreams;  // kCuda: S of "cuda:N*S"
+  // Canonical name: "cpu:0-1", "cpu:3", "cpu:0-1+4" for a gap, "emu:npu",
+  // "cuda:0". A GPU's stream count is not part of its name (plans name
+  // lanes by device and stream; the platform's signature has the count).
   std::string name() const;
 };
 
@@ -50,7 +64,14 @@ struct MachineInfo {
   int n_numa_nodes = 0;
   std::vector<int> usable_cores;  // OS numbers of the processors above
   std::vector<CacheInfo> caches;  // one entry per level
-  std::vector<std::string> gpus;  // empty without a GPU backend
+  // One line per CUDA GPU: "cuda:0  NVIDIA H100 80GB HBM3, 79.1 GiB,
+  // compute capability 9.0, 132 SMs, driver 580.65.06, CUDA 13.0".
+  std::vector<std::string> gpus;
+  // Why `gpus` is empty ("no CUDA GPU: cudaGetDeviceCount returned ...",
+  // "this build has no CUDA backend ..."); "" when it is not.
+  std::string gpu_note;
+  // The CUDA libraries the backend runs with; "" without the backend.
+  std::string gpu_libraries;
 };
 
 // Reads the machine's topology (hwloc).

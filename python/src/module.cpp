@@ -213,7 +213,7 @@ std::function<void(int, int, const std::string&)> progress_function(const py::ob
 py::dict device_dict(const PlatformDevice& d) {
   py::dict out;
   out["name"] = d.name;
-  out["kind"] = d.is_emulated() ? "emulated" : "cpu";
+  out["kind"] = d.is_emulated() ? "emulated" : d.kind == DeviceKind::kCuda ? "cuda" : "cpu";
   out["description"] = d.description;
   out["cores"] = d.cores;
   if (d.is_emulated()) out["model_kind"] = d.model_kind;
@@ -532,6 +532,7 @@ py::dict machine() {
   out["cores"] = m.usable_cores;
   out["caches"] = caches;
   out["gpus"] = m.gpus;
+  out["gpu_note"] = m.gpu_note;
   return out;
 }
 

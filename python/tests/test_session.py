@@ -377,8 +377,7 @@ class ErrorTest(unittest.TestCase):
     def test_bad_device_spec(self):
         with self.assertRaises(ValueError) as e:
             bert(devices="gpu:7")
-        message = ("--devices 'gpu:7': unknown device kind 'gpu' (expected cpu or emu:NAME; cuda:N comes with "
-                   "its backend)")
+        message = "--devices 'gpu:7': unknown device kind 'gpu' (expected cpu, cpu:CORES, emu:NAME or cuda:N)"
         self.assert_error(e, hetsched.UsageError, "usage", message)
         if CLI:
             self.assertEqual(cli_error("run", BERT, *BERT_CLI_PARAMS, "--devices", "gpu:7"), (2, message))

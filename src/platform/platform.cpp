@@ -17,8 +17,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backends/cpu/cpu_device.h"
 #include "hetsched/error.h"
 #include "kernels/kernel.h"
+#include "platform/gpu_probe.h"
 
 namespace hetsched {
 
@@ -72,6 +74,15 @@ std::string fnv1a_hex(const std::string& text) {
   return fmt::format("{:016x}", hash);
 }
 
+const char* kind_word(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::kCpu: return "cpu";
+    case DeviceKind::kEmulated: return "emu";
+    case DeviceKind::kCuda: return "cuda";
+  }
+  return "?";
+}
+
 std::string join(const std::vector<std::string>& items, const char* separator) {
   std::string out;
   for (const auto& item : items) {
@@ -91,7 +102,7 @@ std::string join(const std::vector<std::string>& items, const char* separator) {
 std::string Platform::signature() const {
   std::vector<std::string> device_lines;
   for (const PlatformDevice& d : devices)
-    device_lines.push_back(fmt::format("device|{}|{}|{}|{}|{}|{}|{}", d.name, d.is_emulated() ? "emu" : "cpu",
+    device_lines.push_back(fmt::format("device|{}|{}|{}|{}|{}|{}|{}", d.name, kind_word(d.kind),
                                        d.model_kind, d.signature, d.memory_space, d.n_streams, join(d.ops, ",")));
   std::sort(device_lines.begin(), device_lines.end());
   std::vector<std::string> link_lines;
@@ -401,6 +412,33 @@ PlatformDevice real_cpu_device(const DeviceSpec& spec, const MachineInfo& machin
   return device;
 }
 
+// Nominal until the CUDA backend measures them: a kernel launch, and a
+// PCIe 4.0 x16 link's achievable bandwidth each way.
+constexpr double kCudaLaunchOverheadUs = 5;
+constexpr double kPcieLatencyUs = 10;
+constexpr double kPcieBandwidthGbps = 25;
+
+// A CUDA GPU: its own memory space ("cuda:N"), linked to host memory both
+// ways; `spec.streams` streams sharing its compute.
+PlatformDevice real_cuda_device(const DeviceSpec& spec, const GpuInfo& gpu, const std::string& libraries) {
+  PlatformDevice device;
+  device.name = spec.name();
+  device.kind = DeviceKind::kCuda;
+  device.model_kind = "gpu";
+  device.memory_space = spec.name();
+  device.n_streams = spec.streams;
+  device.peak_gflops = gpu.peak_gflops;
+  device.bandwidth_gbps = gpu.bandwidth_gbps;
+  device.launch_overhead_us = kCudaLaunchOverheadUs;
+  device.onchip_bytes = gpu.l2_bytes;
+  device.description = fmt::format("{}, {:.1f} GiB, compute capability {}.{}, {} stream{}", gpu.name,
+                                   static_cast<double>(gpu.memory_bytes) / (1 << 30), gpu.cc_major, gpu.cc_minor,
+                                   spec.streams, spec.streams == 1 ? "" : "s");
+  device.signature = fmt::format("cuda|{}|cc={}.{}|sms={}|mem={}|{}", gpu.name, gpu.cc_major, gpu.cc_minor,
+                                 gpu.multiprocessors, gpu.memory_bytes, libraries);
+  return device;
+}
+
 }  // namespace
 
 Platform load_platform_file(const std::string& path) {
@@ -447,9 +485,15 @@ Platform make_platform(const std::string& device_spec, const std::string& platfo
   std::set<std::string> shared;
   for (const DeviceSpec& spec : specs) {
     if (spec.kind == DeviceKind::kCpu) {
-      if (!has_real) machine = describe_machine();
+      if (!has_real) machine = describe_cpus();
       has_real = true;
       platform.devices.push_back(real_cpu_device(spec, machine));
+    } else if (spec.kind == DeviceKind::kCuda) {
+      // parse_device_spec() has checked that the GPU exists.
+      const GpuProbe& probe = probe_gpus();
+      platform.devices.push_back(real_cuda_device(spec, probe.gpus.at(static_cast<size_t>(spec.gpu)), probe.libraries));
+      for (auto [from, to] : {std::pair{std::string(kHostMemory), spec.name()}, {spec.name(), std::string(kHostMemory)}})
+        platform.links.push_back(Link{from, to, kPcieLatencyUs, kPcieBandwidthGbps, "default"});
     } else {
       platform.devices.push_back(file.devices[file.find_device(spec.name())]);
     }

@@ -354,6 +354,7 @@ std::string machine_line() {
 }
 
 std::string device_kind_text(const PlatformDevice& d) {
+  if (d.kind == DeviceKind::kCuda) return fmt::format("CUDA GPU, {} stream{}", d.n_streams, d.n_streams == 1 ? "" : "s");
   if (!d.is_emulated()) return fmt::format("CPU core group, {} core{}", d.cores.size(), d.cores.size() == 1 ? "" : "s");
   return fmt::format("{} (emulated)", d.model_kind.empty() ? "device" : d.model_kind);
 }

@@ -382,7 +382,7 @@ const BadInput kBadInputs[] = {
 
     // Device specs.
     {"devices_unknown_kind", "run good.onnx --devices gpu:0 --output-dir out", 2, {"--devices 'gpu:0'"},
-     "unknown device kind 'gpu' (expected cpu or emu:NAME", {"out"}},
+     "unknown device kind 'gpu' (expected cpu, cpu:CORES, emu:NAME or cuda:N", {"out"}},
     {"devices_missing_core", "plan good.onnx --devices cpu:4096 -o out.json", 2, {"--devices 'cpu:4096'"},
      "core 4096 does not exist", {"out.json"}},
     {"devices_unknown_emulated", "run good.onnx --devices emu:nope --platform platform.json", 2,

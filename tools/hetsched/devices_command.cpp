@@ -50,6 +50,11 @@ std::vector<std::pair<std::string, std::string>> example_specs(const MachineInfo
   out.emplace_back(fmt::format("cpu:{}", cores[0]), fmt::format("one device on core {}", cores[0]));
   if (cores.size() >= 2)
     out.emplace_back(fmt::format("cpu:{},cpu:{}", cores[0], cores[1]), "two devices, one core each");
+  if (!m.gpus.empty()) {
+    out.emplace_back("cuda:0", fmt::format("GPU 0 with {} streams", hetsched::kDefaultCudaStreams));
+    out.emplace_back("cuda:0*1", "GPU 0 with one stream");
+    out.emplace_back(fmt::format("cpu:{},cuda:0", cores[0]), "core 0 and GPU 0");
+  }
   return out;
 }
 
@@ -62,7 +67,8 @@ nlohmann::json machine_json(const MachineInfo& m) {
   return {{"cpu_model", m.cpu_model},         {"logical_cores", m.n_logical_cores},
           {"physical_cores", m.n_physical_cores}, {"numa_nodes", m.n_numa_nodes},
           {"cores", m.usable_cores},          {"caches", caches},
-          {"gpus", m.gpus},                   {"example_specs", examples}};
+          {"gpus", m.gpus},                   {"gpu_note", m.gpu_note},
+          {"gpu_libraries", m.gpu_libraries}, {"example_specs", examples}};
 }
 
 void print_human(const MachineInfo& m) {
@@ -82,10 +88,11 @@ void print_human(const MachineInfo& m) {
     }
   }
   if (m.gpus.empty()) {
-    fmt::print("GPUs: none\n");
+    fmt::print("GPUs: none ({})\n", m.gpu_note);
   } else {
     fmt::print("GPUs:\n");
     for (const auto& g : m.gpus) fmt::print("  {}\n", g);
+    if (!m.gpu_libraries.empty()) fmt::print("  with {}\n", m.gpu_libraries);
   }
   fmt::print("device specs (--devices) for this machine:\n");
   for (const auto& [spec, meaning] : example_specs(m)) fmt::print("  {:<14} {}\n", spec, meaning);

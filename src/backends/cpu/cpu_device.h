@@ -32,6 +32,10 @@ namespace hetsched {
 // Call it from a thread no device has pinned.
 std::vector<int> usable_cores();
 
+// describe_machine() without the GPU probe: what CPU devices need, without
+// starting the CUDA runtime.
+MachineInfo describe_cpus();
+
 class CpuDevice {
  public:
   explicit CpuDevice(DeviceSpec spec);

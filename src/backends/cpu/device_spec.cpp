@@ -2,13 +2,16 @@
 //
 // Grammar (whitespace around any token is ignored):
 //   spec   := device (',' device)*
-//   device := 'cpu' | 'cpu' ':' cores | 'emu' ':' NAME
+//   device := 'cpu' | 'cpu' ':' cores | 'emu' ':' NAME | 'cuda' | 'cuda' ':' N ['*' S]
 //   cores  := range ('+' range)*        '+' joins ranges, as name() prints them
 //   range  := N | A '-' B               A <= B
 //   NAME   := [A-Za-z0-9_-]+            a device of the platform file
+//   S      := 1 .. kMaxCudaStreams      streams of the GPU (default kDefaultCudaStreams)
 // Overlapping ranges inside one device are merged; a core in two devices is
 // an error, since two devices must never compete for one core. An emulated
-// device listed twice is an error too: a spec names each device once.
+// device or a GPU listed twice is an error too: a spec names each device
+// once. A GPU the machine lacks (or any GPU, without the CUDA backend) is an
+// error naming why, after the whole spec's syntax was checked.
 #include <sched.h>
 #include <sys/sysinfo.h>
 
@@ -22,8 +25,10 @@
 #include <fmt/format.h>
 
 #include "backends/cpu/cpu_device.h"
+#include "backends/cpu/device_spec.h"
 #include "hetsched/device.h"
 #include "hetsched/error.h"
+#include "platform/gpu_probe.h"
 
 namespace hetsched {
 
@@ -84,26 +89,31 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
 
 class SpecParser {
  public:
-  explicit SpecParser(const std::string& spec) : spec_(spec), usable_(usable_cores()) {}
+  SpecParser(const std::string& spec, const SpecMachine& machine)
+      : spec_(spec), usable_(machine.usable_cores), machine_(machine) {}
 
   // Syntax of the whole spec first, then cores against the machine, so a
   // typo is reported as a typo even when it sits next to a missing core.
   std::vector<DeviceSpec> parse() {
-    if (trim(spec_).empty()) fail("empty device spec (expected e.g. cpu, cpu:0 or cpu:0,cpu:1)");
+    if (trim(spec_).empty()) fail("empty device spec (expected e.g. cpu, cpu:0, cpu:0,cpu:1 or cuda:0)");
     std::vector<ParsedDevice> parsed;
     auto items = split(spec_, ',');
     for (size_t i = 0; i < items.size(); ++i) {
       std::string_view item = trim(items[i]);
       if (item.empty())
-        fail(fmt::format("device {} is empty (expected cpu, cpu:CORES or emu:NAME between the commas)", i + 1));
+        fail(fmt::format("device {} is empty (expected cpu, cpu:CORES, emu:NAME or cuda:N between the commas)",
+                         i + 1));
       parsed.push_back(parse_device(item));
     }
     std::vector<DeviceSpec> devices;
     std::set<int> taken;
     std::set<std::string> emulated;
+    std::set<int> gpus;
     for (const ParsedDevice& p : parsed) {
       if (p.kind == DeviceKind::kEmulated && !emulated.insert(p.emulated).second)
         fail(fmt::format("emu:{} is listed twice", p.emulated));
+      if (p.kind == DeviceKind::kCuda && !gpus.insert(p.gpu).second)
+        fail(fmt::format("cuda:{} is listed twice (give one stream count: cuda:{}*S)", p.gpu, p.gpu));
       DeviceSpec device = resolve(p);
       for (int core : device.cores)
         if (!taken.insert(core).second) fail(fmt::format("core {} is in two devices", core));
@@ -121,6 +131,7 @@ class SpecParser {
     bool all_cores = false;  // plain "cpu"
     std::vector<Range> ranges;
     std::string emulated;  // kEmulated: NAME of "emu:NAME"
+    int gpu = 0, streams = kDefaultCudaStreams;  // kCuda
   };
 
   [[noreturn]] void fail(const std::string& what) const {
@@ -131,9 +142,9 @@ class SpecParser {
     size_t colon = item.find(':');
     std::string_view kind = trim(item.substr(0, colon));
     if (kind == "emu") return parse_emulated(item, colon);
+    if (kind == "cuda") return parse_cuda(item, colon);
     if (kind != "cpu")
-      fail(fmt::format("unknown device kind '{}' (expected cpu or emu:NAME; cuda:N comes with its backend)",
-                       kind));
+      fail(fmt::format("unknown device kind '{}' (expected cpu, cpu:CORES, emu:NAME or cuda:N)", kind));
     ParsedDevice device;
     device.kind = DeviceKind::kCpu;
     if (colon == std::string_view::npos) {
@@ -160,6 +171,34 @@ class SpecParser {
     device.kind = DeviceKind::kEmulated;
     device.emulated = std::string(name);
     return device;
+  }
+
+  // "cuda", "cuda:N", "cuda:N*S".
+  ParsedDevice parse_cuda(std::string_view item, size_t colon) const {
+    ParsedDevice device;
+    device.kind = DeviceKind::kCuda;
+    if (colon == std::string_view::npos) return device;
+    std::string_view rest = trim(item.substr(colon + 1));
+    size_t star = rest.find('*');
+    std::string_view number = trim(rest.substr(0, star));
+    auto bad = [&] {
+      fail(fmt::format("'{}' is not a GPU number (expected cuda:N or cuda:N*S, e.g. cuda:0 or cuda:0*4)", item));
+    };
+    if (!parse_count(number, device.gpu)) bad();
+    if (star != std::string_view::npos) {
+      std::string_view count = trim(rest.substr(star + 1));
+      if (!parse_count(count, device.streams) || device.streams < 1 || device.streams > kMaxCudaStreams)
+        fail(fmt::format("'{}': the stream count must be a number from 1 to {} (cuda:N*S)", item, kMaxCudaStreams));
+    }
+    return device;
+  }
+
+  // A decimal number that fits an int.
+  static bool parse_count(std::string_view digits, int& value) {
+    if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+      return false;
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    return ec == std::errc() && ptr == digits.data() + digits.size();
   }
 
   Range parse_range(std::string_view text) const {
@@ -193,6 +232,16 @@ class SpecParser {
       device.emulated = parsed.emulated;  // the platform file, not this machine, says whether it exists
       return device;
     }
+    if (parsed.kind == DeviceKind::kCuda) {
+      device.gpu = parsed.gpu;
+      device.streams = parsed.streams;
+      if (machine_.n_gpus == 0) fail(fmt::format("cannot use {}: {}", device.name(), machine_.no_gpu));
+      if (parsed.gpu >= machine_.n_gpus)
+        fail(fmt::format("{} does not exist on this machine (it has {} CUDA GPU{}: cuda:0{})", device.name(),
+                         machine_.n_gpus, machine_.n_gpus == 1 ? "" : "s",
+                         machine_.n_gpus == 1 ? "" : fmt::format(" to cuda:{}", machine_.n_gpus - 1)));
+      return device;
+    }
     if (parsed.all_cores) {
       if (usable_.empty()) fail("this process may run on no core");
       device.cores = usable_;
@@ -223,6 +272,7 @@ class SpecParser {
 
   const std::string& spec_;
   std::vector<int> usable_;
+  const SpecMachine& machine_;
 };
 
 }  // namespace
@@ -231,10 +281,30 @@ std::string DeviceSpec::name() const {
   switch (kind) {
     case DeviceKind::kCpu: return cores.empty() ? "cpu" : "cpu:" + format_ranges(cores, "+");
     case DeviceKind::kEmulated: return "emu:" + emulated;
+    case DeviceKind::kCuda: return "cuda:" + std::to_string(gpu);
   }
   return "?";
 }
 
-std::vector<DeviceSpec> parse_device_spec(const std::string& spec) { return SpecParser(spec).parse(); }
+SpecMachine this_machine_for_specs(bool with_gpus) {
+  SpecMachine machine;
+  machine.usable_cores = usable_cores();
+  if (with_gpus) {
+    const GpuProbe& probe = probe_gpus();
+    machine.n_gpus = static_cast<int>(probe.gpus.size());
+    machine.no_gpu = probe.why_none;
+  }
+  return machine;
+}
+
+std::vector<DeviceSpec> parse_device_spec(const std::string& spec, const SpecMachine& machine) {
+  return SpecParser(spec, machine).parse();
+}
+
+std::vector<DeviceSpec> parse_device_spec(const std::string& spec) {
+  // The GPU probe only when the spec may name a GPU: CPU-only specs stay
+  // free of the CUDA runtime's start-up.
+  return parse_device_spec(spec, this_machine_for_specs(spec.find("cuda") != std::string::npos));
+}
 
 }  // namespace hetsched

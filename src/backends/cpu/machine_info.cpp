@@ -5,7 +5,8 @@
 // are the ones a device spec may name, and a count that includes forbidden
 // cores would suggest devices that cannot be built. If hwloc cannot load the
 // topology the description degrades to what the affinity mask and
-// /proc/cpuinfo say, rather than failing: it is informational.
+// /proc/cpuinfo say, rather than failing: it is informational. The GPUs are
+// the CUDA backend's probe_gpus() (none, with the reason, without it).
 #include <hwloc.h>
 #include <sched.h>
 #include <sys/sysinfo.h>
@@ -16,6 +17,7 @@
 
 #include "backends/cpu/cpu_device.h"
 #include "hetsched/device.h"
+#include "platform/gpu_probe.h"
 
 namespace hetsched {
 namespace {
@@ -63,7 +65,7 @@ std::vector<hwloc_obj_t> usable_objects(hwloc_topology_t topo, hwloc_obj_type_t 
 
 }  // namespace
 
-MachineInfo describe_machine() {
+MachineInfo describe_cpus() {
   MachineInfo info;
   info.usable_cores = usable_cores();
   info.n_logical_cores = static_cast<int>(info.usable_cores.size());
@@ -111,6 +113,15 @@ MachineInfo describe_machine() {
   // Without topology, every usable processor is taken for its own core.
   if (info.n_physical_cores < 1) info.n_physical_cores = info.n_logical_cores;
   if (info.n_numa_nodes < 1) info.n_numa_nodes = 1;
+  return info;
+}
+
+MachineInfo describe_machine() {
+  MachineInfo info = describe_cpus();
+  const GpuProbe& probe = probe_gpus();
+  for (const GpuInfo& gpu : probe.gpus) info.gpus.push_back(gpu.summary());
+  info.gpu_note = probe.why_none;
+  info.gpu_libraries = probe.libraries;
   return info;
 }
 
