@@ -52,7 +52,12 @@ std::string shape_to_string(const Shape& shape) {
 
 int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    // A graph's declared shapes may claim any size: the product must not
+    // overflow (undefined behaviour) on the way to a refusal.
+    if (__builtin_mul_overflow(n, d, &n))
+      throw Error(ErrorCode::kRuntime, "tensor shape " + shape_to_string(shape) + " is too large");
+  }
   return n;
 }
 
@@ -64,6 +69,10 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
       throw Error(ErrorCode::kRuntime, "tensor shape " + shape_to_string(shape_) + " is too large");
     numel_ *= d;
   }
+  // nbytes() and the rounded-up allocation must not wrap around either.
+  size_t elem = dtype_size(dtype_);
+  if (elem != 0 && static_cast<uint64_t>(numel_) > (std::numeric_limits<size_t>::max() - 63) / elem)
+    throw Error(ErrorCode::kRuntime, "tensor shape " + shape_to_string(shape_) + " is too large");
   size_t bytes = nbytes();
   // Round up to the alignment, and allocate at least one block so raw() is
   // never null for a defined tensor.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <optional>
 
 #include <fmt/format.h>
@@ -24,6 +25,22 @@ bool foldable_shape_query(const Graph& graph, const Node& node) {
   ValueId in = node.input(0);
   return in != kNoValue && graph.values[in].shape_is_static();
 }
+
+// Folding runs the node at load. A node whose outputs' known shapes are far
+// larger than its constant inputs (a ConstantOfShape, Expand or Tile to a
+// size the file merely declares) is left to run time, so that a small model
+// file cannot make loading allocate without bound; a node that only
+// rearranges its inputs (Transpose of a large weight) still folds.
+constexpr double kMaxFoldGrowthBytes = 64.0 * 1024 * 1024;
+
+bool outputs_too_large_to_fold(const Graph& graph, const Node& node) {
+  double in_bytes = 0, out_bytes = 0;
+  for (ValueId v : node.inputs)
+    if (v != kNoValue && graph.values[v].is_constant()) in_bytes += graph.values[v].initializer->nbytes();
+  for (ValueId v : node.outputs)
+    if (v != kNoValue) out_bytes += graph.values[v].nbytes();
+  return out_bytes > std::max(kMaxFoldGrowthBytes, 2 * in_bytes);
+}
 }  // namespace
 
 int fold_constants(Graph& graph) {
@@ -35,8 +52,11 @@ int fold_constants(Graph& graph) {
     bool shape_query = foldable_shape_query(graph, node);
     if (!all_constant && !shape_query) continue;
     const auto* kernel = kernels::find_reference_kernel(node.op_type);
-    if (!kernel) continue;
-    std::vector<Tensor> placeholders;  // Shape/Size only read the input's shape
+    if (!kernel || outputs_too_large_to_fold(graph, node)) continue;
+    // Shape/Size only read the input's shape: the placeholder holds no data
+    // (the declared shape may be far too large to allocate).
+    static std::byte no_data[64];
+    std::vector<Tensor> placeholders;
     placeholders.reserve(node.inputs.size());
     std::vector<const Tensor*> inputs;
     for (ValueId v : node.inputs) {
@@ -46,7 +66,8 @@ int fold_constants(Graph& graph) {
         inputs.push_back(&*graph.values[v].initializer);
       } else {
         const Value& value = graph.values[v];
-        placeholders.emplace_back(value.dtype == DType::kUndefined ? DType::kFloat32 : value.dtype, value.shape);
+        placeholders.push_back(
+            Tensor::wrap(value.dtype == DType::kUndefined ? DType::kFloat32 : value.dtype, value.shape, no_data));
         inputs.push_back(&placeholders.back());
       }
     }

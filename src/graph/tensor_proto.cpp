@@ -2,8 +2,11 @@
 
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace hetsched {
 
@@ -81,6 +84,12 @@ std::string read_external(const onnx::TensorProto& proto, const fs::path& model_
   if (base_end != base.end())
     throw Error(ErrorCode::kInvalidModel,
                 fmt::format("{}: external data location '{}' leaves the model's folder", context, location));
+  // A folder opens like a file but its size means nothing (and a device or
+  // a FIFO may never end): only regular files hold external data.
+  std::error_code ec;
+  if (fs::exists(full, ec) && !fs::is_regular_file(full, ec))
+    throw Error(ErrorCode::kInvalidModel,
+                fmt::format("{}: external data location '{}' is not a regular file", context, location));
   std::ifstream in(full, std::ios::binary);
   if (!in)
     throw Error(ErrorCode::kIo, fmt::format("{}: external data file '{}' cannot be opened", context, location));
@@ -91,7 +100,7 @@ std::string read_external(const onnx::TensorProto& proto, const fs::path& model_
     throw Error(ErrorCode::kInvalidModel, fmt::format("{}: external data length {} does not match the {} bytes its "
                                                       "shape and dtype need",
                                                       context, length, expected_bytes));
-  if (offset + want > file_size)
+  if (file_size < 0 || want < 0 || offset > file_size || want > file_size - offset)
     throw Error(ErrorCode::kInvalidModel,
                 fmt::format("{}: external data '{}' holds {} bytes, but offset {} + length {} are needed", context,
                             location, file_size, offset, want));
@@ -102,53 +111,104 @@ std::string read_external(const onnx::TensorProto& proto, const fs::path& model_
   return data;
 }
 
-template <typename T, typename Field>
-void copy_typed(Tensor& t, const Field& field, const std::string& context, const char* field_name) {
-  if (static_cast<int64_t>(field.size()) != t.numel())
-    throw Error(ErrorCode::kInvalidModel, fmt::format("{}: {} holds {} values, shape {} needs {}", context,
-                                                      field_name, field.size(), shape_to_string(t.shape()), t.numel()));
-  T* out = static_cast<T*>(t.raw());
-  for (int i = 0; i < field.size(); ++i) out[i] = static_cast<T>(field.Get(i));
+// The tensor's element count and size in bytes; kInvalidModel naming
+// `context` for a negative dim or a size that does not fit in memory's
+// address space. Checked before anything is allocated: dims may claim any
+// size, the data's own size is what bounds it.
+std::pair<int64_t, size_t> checked_size(const google::protobuf::RepeatedField<int64_t>& dims, DType dtype,
+                                        const std::string& context) {
+  int64_t numel = 1;
+  for (int64_t d : dims) {
+    if (d < 0) throw Error(ErrorCode::kInvalidModel, fmt::format("{}: negative dim {}", context, d));
+    if (d != 0 && numel > std::numeric_limits<int64_t>::max() / d)
+      throw Error(ErrorCode::kInvalidModel, fmt::format("{}: dims {} are too large", context, fmt::join(dims, "x")));
+    numel *= d;
+  }
+  size_t elem = dtype_size(dtype);
+  if (elem != 0 && static_cast<uint64_t>(numel) > std::numeric_limits<size_t>::max() / 2 / elem)
+    throw Error(ErrorCode::kInvalidModel, fmt::format("{}: dims {} are too large", context, fmt::join(dims, "x")));
+  return {numel, static_cast<size_t>(numel) * elem};
 }
 
-}  // namespace
+// How many values the typed field for `dtype` holds, and its name.
+std::pair<int64_t, const char*> typed_field(const onnx::TensorProto& proto, DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return {proto.float_data_size(), "float_data"};
+    case DType::kFloat64: return {proto.double_data_size(), "double_data"};
+    case DType::kInt64: return {proto.int64_data_size(), "int64_data"};
+    default: return {proto.int32_data_size(), "int32_data"};
+  }
+}
 
-Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& model_dir, const std::string& context) {
+struct DataSize {
+  DType dtype;
+  int64_t numel;
+  size_t bytes;
+};
+
+// The checks of tensor_from_proto that need no allocation: a supported
+// dtype, dims that fit, and data held inline (raw_data or the typed field)
+// of exactly the size they need.
+DataSize checked_data_size(const onnx::TensorProto& proto, const std::string& context) {
   DType dtype = dtype_from_onnx(proto.data_type());
   if (dtype == DType::kUndefined)
     throw Error(ErrorCode::kUnsupported,
                 fmt::format("{}: dtype {} is not supported", context, onnx_dtype_name(proto.data_type())));
   if (proto.has_segment())
     throw Error(ErrorCode::kUnsupported, context + ": segmented tensors are not supported");
+  auto [numel, bytes] = checked_size(proto.dims(), dtype, context);
+  if (proto.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) return {dtype, numel, bytes};
   Shape shape(proto.dims().begin(), proto.dims().end());
-  for (int64_t d : shape)
-    if (d < 0) throw Error(ErrorCode::kInvalidModel, fmt::format("{}: negative dim {}", context, d));
-  Tensor t(dtype, shape);
-  size_t bytes = t.nbytes();
-
-  if (proto.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
-    std::string data = read_external(proto, model_dir, context, bytes);
-    std::memcpy(t.raw(), data.data(), bytes);
-    return t;
-  }
   if (proto.has_raw_data()) {
     if (proto.raw_data().size() != bytes)
       throw Error(ErrorCode::kInvalidModel, fmt::format("{}: raw_data holds {} bytes, shape {} of {} needs {}",
                                                         context, proto.raw_data().size(), shape_to_string(shape),
                                                         dtype_name(dtype), bytes));
+    return {dtype, numel, bytes};
+  }
+  auto [count, field_name] = typed_field(proto, dtype);
+  if (count != numel)
+    throw Error(ErrorCode::kInvalidModel, fmt::format("{}: {} holds {} values, shape {} needs {}", context, field_name,
+                                                      count, shape_to_string(shape), numel));
+  return {dtype, numel, bytes};
+}
+
+template <typename T, typename Field>
+void copy_typed(Tensor& t, const Field& field) {
+  T* out = static_cast<T*>(t.raw());
+  for (int i = 0; i < field.size(); ++i) out[i] = static_cast<T>(field.Get(i));
+}
+
+}  // namespace
+
+void check_tensor_data(const onnx::TensorProto& proto, const std::string& context) {
+  checked_data_size(proto, context);
+}
+
+Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& model_dir, const std::string& context) {
+  auto [dtype, numel, bytes] = checked_data_size(proto, context);
+  Shape shape(proto.dims().begin(), proto.dims().end());
+  if (proto.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
+    std::string data = read_external(proto, model_dir, context, bytes);
+    Tensor t(dtype, shape);
+    std::memcpy(t.raw(), data.data(), bytes);
+    return t;
+  }
+  Tensor t(dtype, shape);
+  if (proto.has_raw_data()) {
     std::memcpy(t.raw(), proto.raw_data().data(), bytes);
     return t;
   }
   switch (dtype) {
-    case DType::kFloat32: copy_typed<float>(t, proto.float_data(), context, "float_data"); break;
-    case DType::kFloat64: copy_typed<double>(t, proto.double_data(), context, "double_data"); break;
-    case DType::kInt64: copy_typed<int64_t>(t, proto.int64_data(), context, "int64_data"); break;
-    case DType::kInt32: copy_typed<int32_t>(t, proto.int32_data(), context, "int32_data"); break;
-    case DType::kInt16: copy_typed<int16_t>(t, proto.int32_data(), context, "int32_data"); break;
-    case DType::kInt8: copy_typed<int8_t>(t, proto.int32_data(), context, "int32_data"); break;
-    case DType::kUInt8: copy_typed<uint8_t>(t, proto.int32_data(), context, "int32_data"); break;
-    case DType::kBool: copy_typed<bool>(t, proto.int32_data(), context, "int32_data"); break;
-    case DType::kFloat16: copy_typed<uint16_t>(t, proto.int32_data(), context, "int32_data"); break;
+    case DType::kFloat32: copy_typed<float>(t, proto.float_data()); break;
+    case DType::kFloat64: copy_typed<double>(t, proto.double_data()); break;
+    case DType::kInt64: copy_typed<int64_t>(t, proto.int64_data()); break;
+    case DType::kInt32: copy_typed<int32_t>(t, proto.int32_data()); break;
+    case DType::kInt16: copy_typed<int16_t>(t, proto.int32_data()); break;
+    case DType::kInt8: copy_typed<int8_t>(t, proto.int32_data()); break;
+    case DType::kUInt8: copy_typed<uint8_t>(t, proto.int32_data()); break;
+    case DType::kBool: copy_typed<bool>(t, proto.int32_data()); break;
+    case DType::kFloat16: copy_typed<uint16_t>(t, proto.int32_data()); break;
     case DType::kUndefined: break;
   }
   return t;
@@ -160,9 +220,7 @@ void inline_external_data(onnx::TensorProto& proto, const fs::path& model_dir, c
   if (dtype == DType::kUndefined)
     throw Error(ErrorCode::kUnsupported,
                 fmt::format("{}: dtype {} is not supported", context, onnx_dtype_name(proto.data_type())));
-  int64_t numel = 1;
-  for (int64_t d : proto.dims()) numel *= d;
-  std::string data = read_external(proto, model_dir, context, static_cast<size_t>(numel) * dtype_size(dtype));
+  std::string data = read_external(proto, model_dir, context, checked_size(proto.dims(), dtype, context).second);
   proto.set_raw_data(std::move(data));
   proto.clear_external_data();
   proto.set_data_location(onnx::TensorProto_DataLocation_DEFAULT);
