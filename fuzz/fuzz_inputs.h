@@ -21,6 +21,7 @@
 #include "hetsched/platform.h"
 #include "hetsched/session.h"
 #include "hetsched/tensor_io.h"
+#include "core/allocation_limit.h"
 #include "sched/list_scheduling.h"
 #include "sched/task_graph_io.h"
 
@@ -54,9 +55,17 @@ inline bool small_enough_to_run(const Graph& graph) {
 // The whole load (parse, ONNX checker and shape inference, import, kernel
 // checks, optimisations, refined shapes, costs), then one run on the
 // reference kernels with Session::random_inputs' data when small enough.
+// The shapes a model declares need not be the ones its kernels compute, so
+// the run also bounds each tensor it allocates (a larger one is an
+// AllocationOverLimit error: running such a model needs that memory, which
+// is no fault of the loader).
+constexpr size_t kMaxRunTensorBytes = size_t{64} << 20;
+
 inline void onnx_model_input(const std::string& path) {
   Graph graph = load_model(path);
-  if (small_enough_to_run(graph)) run_reference(graph, random_inputs(graph));
+  if (!small_enough_to_run(graph)) return;
+  ScopedAllocationLimit limit(kMaxRunTensorBytes);
+  run_reference(graph, random_inputs(graph));
 }
 
 // ---------------------------------------------------------------- plans

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/allocation_limit.h"
 #include "kernels/kernel.h"
 
 namespace hetsched {
@@ -26,20 +27,19 @@ bool foldable_shape_query(const Graph& graph, const Node& node) {
   return in != kNoValue && graph.values[in].shape_is_static();
 }
 
-// Folding runs the node at load. A node whose outputs' known shapes are far
-// larger than its constant inputs (a ConstantOfShape, Expand or Tile to a
-// size the file merely declares) is left to run time, so that a small model
-// file cannot make loading allocate without bound; a node that only
-// rearranges its inputs (Transpose of a large weight) still folds.
+// Folding runs the node's kernel at load on data the file supplies: each
+// tensor it allocates is bounded (core/allocation_limit.h), so that a small
+// file cannot make loading allocate without bound (a OneHot of depth 2^32,
+// an Expand to a stated shape). A node whose outputs would be far larger
+// than its constant inputs is left to run time; one that only rearranges
+// them (Transpose of a large weight) still folds.
 constexpr double kMaxFoldGrowthBytes = 64.0 * 1024 * 1024;
 
-bool outputs_too_large_to_fold(const Graph& graph, const Node& node) {
-  double in_bytes = 0, out_bytes = 0;
+size_t fold_allocation_limit(const Graph& graph, const Node& node) {
+  double in_bytes = 0;
   for (ValueId v : node.inputs)
     if (v != kNoValue && graph.values[v].is_constant()) in_bytes += graph.values[v].initializer->nbytes();
-  for (ValueId v : node.outputs)
-    if (v != kNoValue) out_bytes += graph.values[v].nbytes();
-  return out_bytes > std::max(kMaxFoldGrowthBytes, 2 * in_bytes);
+  return static_cast<size_t>(std::max(kMaxFoldGrowthBytes, 2 * in_bytes));
 }
 }  // namespace
 
@@ -52,7 +52,7 @@ int fold_constants(Graph& graph) {
     bool shape_query = foldable_shape_query(graph, node);
     if (!all_constant && !shape_query) continue;
     const auto* kernel = kernels::find_reference_kernel(node.op_type);
-    if (!kernel || outputs_too_large_to_fold(graph, node)) continue;
+    if (!kernel) continue;
     // Shape/Size only read the input's shape: the placeholder holds no data
     // (the declared shape may be far too large to allocate).
     static std::byte no_data[64];
@@ -71,7 +71,13 @@ int fold_constants(Graph& graph) {
         inputs.push_back(&placeholders.back());
       }
     }
-    std::vector<Tensor> outputs = kernel->compute(node, inputs);
+    std::vector<Tensor> outputs;
+    try {
+      ScopedAllocationLimit limit(fold_allocation_limit(graph, node));
+      outputs = kernel->compute(node, inputs);
+    } catch (const AllocationOverLimit&) {
+      continue;  // left to run time
+    }
     for (size_t i = 0; i < node.outputs.size(); ++i)
       if (node.outputs[i] != kNoValue && i < outputs.size()) set_constant(graph.values[node.outputs[i]], outputs[i]);
     node.op_type.clear();  // dead
