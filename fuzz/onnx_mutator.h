@@ -112,7 +112,9 @@ class OnnxMutator {
         else a.add_floats(interesting_float());
         return true;
       case onnx::AttributeProto::TENSOR: return mutate_tensor(*a.mutable_t());
-      default: node->mutable_attribute()->DeleteSubrange(static_cast<int>(pick(node->attribute_size())), 1); return true;
+      default:  // graphs and the like: dropped
+        node->mutable_attribute()->DeleteSubrange(static_cast<int>(pick(node->attribute_size())), 1);
+        return true;
     }
   }
 
@@ -171,11 +173,14 @@ class OnnxMutator {
         // One element of the data replaced by an interesting value of the same width.
         std::string* raw = t.mutable_raw_data();
         if (raw->empty()) {
-          if (t.int64_data_size() > 0) t.set_int64_data(static_cast<int>(pick(t.int64_data_size())), interesting_int());
-          else if (t.float_data_size() > 0) t.set_float_data(static_cast<int>(pick(t.float_data_size())), interesting_float());
+          if (t.int64_data_size() > 0)
+            t.set_int64_data(static_cast<int>(pick(t.int64_data_size())), interesting_int());
+          else if (t.float_data_size() > 0)
+            t.set_float_data(static_cast<int>(pick(t.float_data_size())), interesting_float());
           else if (t.int32_data_size() > 0)
             t.set_int32_data(static_cast<int>(pick(t.int32_data_size())), static_cast<int32_t>(interesting_int()));
-          else return false;
+          else
+            return false;
           return true;
         }
         size_t width = t.data_type() == onnx::TensorProto::INT64 || t.data_type() == onnx::TensorProto::DOUBLE ? 8 : 4;

@@ -195,7 +195,8 @@ void guard_onnx_inference() {
           if (ctx.getNumInputs() >= 2 && onnx::hasInputShape(ctx, 0) && onnx::hasInputShape(ctx, 1)) {
             int x_rank = onnx::getInputShape(ctx, 0).dim_size();
             int w_rank = onnx::getInputShape(ctx, 1).dim_size();
-            if (w_rank != x_rank) fail_shape_inference("W has rank ", w_rank, ", X rank ", x_rank, ": they must be equal");
+            if (w_rank != x_rank)
+              fail_shape_inference("W has rank ", w_rank, ", X rank ", x_rank, ": they must be equal");
           }
           inner(ctx);
         });

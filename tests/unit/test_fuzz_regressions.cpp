@@ -63,8 +63,8 @@ Outcome replay(const fs::path& dir, Feed feed) {
     } catch (const Error&) {
       ++outcome.refused;
     } catch (const std::exception& e) {
-      ADD_FAILURE() << file << ": " << fuzz::exception_type_name(e) << " escaped (expected hetsched::Error or success): "
-                    << e.what();
+      ADD_FAILURE() << file << ": " << fuzz::exception_type_name(e)
+                    << " escaped (expected hetsched::Error or success): " << e.what();
     }
   }
   return outcome;
