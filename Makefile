@@ -46,5 +46,11 @@ bench-schedulers: build
 bench-cuda: build
 	/usr/bin/python3 bench/cuda.py --hetsched $(BUILD_DIR)/hetsched
 
+# libFuzzer targets for every loader (fuzz/README.md), each run for
+# FUZZ_SECONDS (default 60) in build-fuzz/; needs clang. Not part of `make test`.
+.PHONY: fuzz
+fuzz: deps
+	FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) JOBS=$(JOBS) ./fuzz/run.sh
+
 clean:
 	rm -rf $(BUILD_DIR)

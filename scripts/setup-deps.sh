@@ -12,6 +12,9 @@ PACKAGES=(
   python3 python3-numpy python3-torch python3-torchvision
   python3-dev pybind11-dev
   chromium  # for the report rendering test (tests/python/check_report_render.py)
+  # For `make fuzz` (fuzz/README.md), which checks for them and names them
+  # itself; `make test` does not need them:
+  #   clang libclang-rt-14-dev libomp-dev
 )
 
 missing=()

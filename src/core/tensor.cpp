@@ -1,12 +1,25 @@
 #include "hetsched/tensor.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 
 #include <fmt/format.h>
 
+#include "core/allocation_limit.h"
+
 namespace hetsched {
+
+namespace {
+thread_local size_t t_allocation_limit = std::numeric_limits<size_t>::max();
+}  // namespace
+
+ScopedAllocationLimit::ScopedAllocationLimit(size_t max_bytes) : previous_(t_allocation_limit) {
+  t_allocation_limit = std::min(max_bytes, previous_);
+}
+
+ScopedAllocationLimit::~ScopedAllocationLimit() { t_allocation_limit = previous_; }
 
 size_t dtype_size(DType dtype) {
   switch (dtype) {
@@ -52,7 +65,12 @@ std::string shape_to_string(const Shape& shape) {
 
 int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    // A graph's declared shapes may claim any size: the product must not
+    // overflow (undefined behaviour) on the way to a refusal.
+    if (__builtin_mul_overflow(n, d, &n))
+      throw Error(ErrorCode::kRuntime, "tensor shape " + shape_to_string(shape) + " is too large");
+  }
   return n;
 }
 
@@ -64,7 +82,15 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
       throw Error(ErrorCode::kRuntime, "tensor shape " + shape_to_string(shape_) + " is too large");
     numel_ *= d;
   }
+  // nbytes() and the rounded-up allocation must not wrap around either.
+  size_t elem = dtype_size(dtype_);
+  if (elem != 0 && static_cast<uint64_t>(numel_) > (std::numeric_limits<size_t>::max() - 63) / elem)
+    throw Error(ErrorCode::kRuntime, "tensor shape " + shape_to_string(shape_) + " is too large");
   size_t bytes = nbytes();
+  if (bytes > t_allocation_limit)
+    throw AllocationOverLimit(ErrorCode::kRuntime,
+                              fmt::format("a {} tensor of shape {} ({} bytes) is over the limit of {} bytes here",
+                                          dtype_name(dtype_), shape_to_string(shape_), bytes, t_allocation_limit));
   // Round up to the alignment, and allocate at least one block so raw() is
   // never null for a defined tensor.
   size_t alloc = (bytes + 63) / 64 * 64;

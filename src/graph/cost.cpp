@@ -5,14 +5,24 @@
 
 namespace hetsched {
 
+namespace {
+
+// In double: a model may declare shapes whose element count overflows int64.
+double static_numel(const Shape& shape) {
+  return std::accumulate(shape.begin(), shape.end(), 1.0,
+                         [](double n, int64_t d) { return n * static_cast<double>(d); });
+}
+
+double value_numel(const Value& v) { return v.shape_is_static() ? static_numel(v.shape) : 0; }
+
+}  // namespace
+
 double Value::nbytes() const {
   if (!shape_is_static()) return 0;
-  return static_cast<double>(shape_numel(shape)) * static_cast<double>(dtype_size(dtype));
+  return static_numel(shape) * static_cast<double>(dtype_size(dtype));
 }
 
 namespace {
-
-double value_numel(const Value& v) { return v.shape_is_static() ? static_cast<double>(shape_numel(v.shape)) : 0; }
 
 // FLOPs of one node; multiply-adds count as 2. Ops not listed count one FLOP
 // per output element (elementwise), shape ops none.

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <queue>
 #include <set>
 #include <sstream>
@@ -132,14 +133,87 @@ void check_structure_and_sort(onnx::GraphProto& graph) {
 
 // Pass 3b: external data is read (and its path checked) before ONNX's
 // checker, which would look for the files relative to the working folder.
+// Then every tensor's data is checked against its dtype and dims: the
+// checker and shape inference read it on trust (a raw_data shorter than its
+// dims say is read past its end).
 void inline_all_external_data(onnx::GraphProto& graph, const fs::path& model_dir) {
-  for (auto& init : *graph.mutable_initializer())
-    inline_external_data(init, model_dir, fmt::format("initializer '{}'", init.name()));
+  for (auto& init : *graph.mutable_initializer()) {
+    std::string context = fmt::format("initializer '{}'", init.name());
+    inline_external_data(init, model_dir, context);
+    check_tensor_data(init, context);
+  }
   for (int i = 0; i < graph.node_size(); ++i)
     for (auto& attr : *graph.mutable_node(i)->mutable_attribute())
-      if (attr.has_t())
-        inline_external_data(*attr.mutable_t(), model_dir,
-                             fmt::format("node {} attribute '{}'", node_label(graph.node(i), i), attr.name()));
+      if (attr.has_t()) {
+        std::string context = fmt::format("node {} attribute '{}'", node_label(graph.node(i), i), attr.name());
+        inline_external_data(*attr.mutable_t(), model_dir, context);
+        check_tensor_data(attr.t(), context);
+      }
+}
+
+// Pass 3c: attributes ONNX's shape inference divides by or sizes with
+// before any check of its own (a zero stride there is a division by zero,
+// not an error); the kernels' checks come later, at pass 6.
+void check_attributes_for_inference(const onnx::GraphProto& graph) {
+  static const std::set<std::string> conv_pool = {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool"};
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    if (!conv_pool.count(node.op_type())) continue;
+    for (const auto& attr : node.attribute()) {
+      if (attr.name() != "strides" && attr.name() != "dilations" && attr.name() != "kernel_shape") continue;
+      for (int64_t v : attr.ints())
+        if (v <= 0)
+          throw Error(ErrorCode::kInvalidModel, fmt::format("node {}: attribute '{}' must be positive, got {}",
+                                                            node_label(node, i), attr.name(), v));
+    }
+  }
+}
+
+// Pass 5b: ONNX's shape inference (1.12) trusts what it should check, and a
+// malformed model then crashes it instead of failing it. Two of its
+// functions are wrapped, once per process, so that they fail (an error) or
+// skip instead. The checks need what inference itself computes (a W or an
+// input may be computed by an earlier node), so they cannot run before it.
+// The registry holds its schemas as mutable objects; Schema() only hands
+// them out const.
+//  - Conv and ConvTranspose read W's dims and attribute arrays sized by X's
+//    rank without comparing the two ranks, which the spec says are equal.
+//  - Data propagation (Shape, Gather, Concat... computing shape values)
+//    reads its inputs' types without checking that they exist; they do not
+//    when an earlier node's inference failed, as inference goes on past a
+//    failed node to report every error at the end.
+void guard_onnx_inference() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const char* op : {"Conv", "ConvTranspose"})
+      for (int version = 1; version <= static_cast<int>(kMaxOpset); ++version) {
+        const onnx::OpSchema* found = onnx::OpSchemaRegistry::Schema(op, version, "");
+        if (!found || found->SinceVersion() != version || !found->GetTypeAndShapeInferenceFunction()) continue;
+        auto* schema = const_cast<onnx::OpSchema*>(found);
+        onnx::InferenceFunction inner = schema->GetTypeAndShapeInferenceFunction();
+        schema->TypeAndShapeInferenceFunction([inner](onnx::InferenceContext& ctx) {
+          if (ctx.getNumInputs() >= 2 && onnx::hasInputShape(ctx, 0) && onnx::hasInputShape(ctx, 1)) {
+            int x_rank = onnx::getInputShape(ctx, 0).dim_size();
+            int w_rank = onnx::getInputShape(ctx, 1).dim_size();
+            if (w_rank != x_rank)
+              fail_shape_inference("W has rank ", w_rank, ", X rank ", x_rank, ": they must be equal");
+          }
+          inner(ctx);
+        });
+      }
+    for (const onnx::OpSchema& listed : onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
+      if (!listed.GetDataPropagationFunction()) continue;
+      auto* schema = const_cast<onnx::OpSchema*>(
+          onnx::OpSchemaRegistry::Schema(listed.Name(), listed.SinceVersion(), listed.domain()));
+      if (!schema || schema->SinceVersion() != listed.SinceVersion()) continue;
+      onnx::DataPropagationFunction inner = schema->GetDataPropagationFunction();
+      schema->PartialDataPropagationFunction([inner](onnx::DataPropagationContext& ctx) {
+        for (size_t i = 0; i < ctx.getNumInputs(); ++i)
+          if (!ctx.getInputType(i)) return;  // nothing known to propagate
+        inner(ctx);
+      });
+    }
+  });
 }
 
 // Pass 5a.
@@ -329,12 +403,14 @@ Graph import_model(onnx::ModelProto model, const fs::path& model_dir, const Load
   check_ops_known(model.graph(), opset);
   check_structure_and_sort(*model.mutable_graph());
   inline_all_external_data(*model.mutable_graph(), model_dir);
+  check_attributes_for_inference(model.graph());
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {
     throw Error(ErrorCode::kInvalidModel, "ONNX checker: " + one_line(e.what()));
   }
   apply_shape_overrides(*model.mutable_graph(), options.input_shapes);
+  guard_onnx_inference();
   try {
     onnx::ShapeInferenceOptions inference(/*check_type=*/true, /*error_mode=*/1, /*enable_data_propagation=*/true);
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), inference);

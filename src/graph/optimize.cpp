@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <optional>
 
 #include <fmt/format.h>
 
+#include "core/allocation_limit.h"
 #include "kernels/kernel.h"
 
 namespace hetsched {
@@ -24,6 +26,21 @@ bool foldable_shape_query(const Graph& graph, const Node& node) {
   ValueId in = node.input(0);
   return in != kNoValue && graph.values[in].shape_is_static();
 }
+
+// Folding runs the node's kernel at load on data the file supplies: each
+// tensor it allocates is bounded (core/allocation_limit.h), so that a small
+// file cannot make loading allocate without bound (a OneHot of depth 2^32,
+// an Expand to a stated shape). A node whose outputs would be far larger
+// than its constant inputs is left to run time; one that only rearranges
+// them (Transpose of a large weight) still folds.
+constexpr double kMaxFoldGrowthBytes = 64.0 * 1024 * 1024;
+
+size_t fold_allocation_limit(const Graph& graph, const Node& node) {
+  double in_bytes = 0;
+  for (ValueId v : node.inputs)
+    if (v != kNoValue && graph.values[v].is_constant()) in_bytes += graph.values[v].initializer->nbytes();
+  return static_cast<size_t>(std::max(kMaxFoldGrowthBytes, 2 * in_bytes));
+}
 }  // namespace
 
 int fold_constants(Graph& graph) {
@@ -36,7 +53,10 @@ int fold_constants(Graph& graph) {
     if (!all_constant && !shape_query) continue;
     const auto* kernel = kernels::find_reference_kernel(node.op_type);
     if (!kernel) continue;
-    std::vector<Tensor> placeholders;  // Shape/Size only read the input's shape
+    // Shape/Size only read the input's shape: the placeholder holds no data
+    // (the declared shape may be far too large to allocate).
+    alignas(64) static std::byte no_data[64];
+    std::vector<Tensor> placeholders;
     placeholders.reserve(node.inputs.size());
     std::vector<const Tensor*> inputs;
     for (ValueId v : node.inputs) {
@@ -46,11 +66,18 @@ int fold_constants(Graph& graph) {
         inputs.push_back(&*graph.values[v].initializer);
       } else {
         const Value& value = graph.values[v];
-        placeholders.emplace_back(value.dtype == DType::kUndefined ? DType::kFloat32 : value.dtype, value.shape);
+        placeholders.push_back(
+            Tensor::wrap(value.dtype == DType::kUndefined ? DType::kFloat32 : value.dtype, value.shape, no_data));
         inputs.push_back(&placeholders.back());
       }
     }
-    std::vector<Tensor> outputs = kernel->compute(node, inputs);
+    std::vector<Tensor> outputs;
+    try {
+      ScopedAllocationLimit limit(fold_allocation_limit(graph, node));
+      outputs = kernel->compute(node, inputs);
+    } catch (const AllocationOverLimit&) {
+      continue;  // left to run time
+    }
     for (size_t i = 0; i < node.outputs.size(); ++i)
       if (node.outputs[i] != kNoValue && i < outputs.size()) set_constant(graph.values[node.outputs[i]], outputs[i]);
     node.op_type.clear();  // dead

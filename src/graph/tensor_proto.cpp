@@ -6,6 +6,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace hetsched {
 
@@ -83,10 +84,12 @@ std::string read_external(const onnx::TensorProto& proto, const fs::path& model_
   if (base_end != base.end())
     throw Error(ErrorCode::kInvalidModel,
                 fmt::format("{}: external data location '{}' leaves the model's folder", context, location));
+  // A folder opens like a file but its size means nothing (and a device or
+  // a FIFO may never end): only regular files hold external data.
   std::error_code ec;
-  if (fs::exists(full, ec) && !fs::is_regular_file(full, ec))  // a folder opens, and its "size" is meaningless
+  if (fs::exists(full, ec) && !fs::is_regular_file(full, ec))
     throw Error(ErrorCode::kInvalidModel,
-                fmt::format("{}: external data location '{}' is not a file", context, location));
+                fmt::format("{}: external data location '{}' is not a regular file", context, location));
   std::ifstream in(full, std::ios::binary);
   if (!in)
     throw Error(ErrorCode::kIo, fmt::format("{}: external data file '{}' cannot be opened", context, location));
@@ -97,7 +100,7 @@ std::string read_external(const onnx::TensorProto& proto, const fs::path& model_
     throw Error(ErrorCode::kInvalidModel, fmt::format("{}: external data length {} does not match the {} bytes its "
                                                       "shape and dtype need",
                                                       context, length, expected_bytes));
-  if (want > file_size || offset > file_size - want)  // not offset + want: that may overflow
+  if (file_size < 0 || want < 0 || offset > file_size || want > file_size - offset)
     throw Error(ErrorCode::kInvalidModel,
                 fmt::format("{}: external data '{}' holds {} bytes, but offset {} + length {} are needed", context,
                             location, file_size, offset, want));
@@ -108,31 +111,27 @@ std::string read_external(const onnx::TensorProto& proto, const fs::path& model_
   return data;
 }
 
-template <typename T, typename Field>
-void copy_typed(Tensor& t, const Field& field, const std::string& context, const char* field_name) {
-  if (static_cast<int64_t>(field.size()) != t.numel())
-    throw Error(ErrorCode::kInvalidModel, fmt::format("{}: {} holds {} values, shape {} needs {}", context,
-                                                      field_name, field.size(), shape_to_string(t.shape()), t.numel()));
-  T* out = static_cast<T*>(t.raw());
-  for (int i = 0; i < field.size(); ++i) out[i] = static_cast<T>(field.Get(i));
-}
-
-// Elements of `shape`; a negative dim, or a size in bytes past int64, is an
-// error naming `context` (the dims come from the file and are not trusted).
-int64_t checked_numel(const Shape& shape, DType dtype, const std::string& context) {
+// The tensor's element count and size in bytes; kInvalidModel naming
+// `context` for a negative dim or a size that does not fit in memory's
+// address space. Checked before anything is allocated: dims may claim any
+// size, the data's own size is what bounds it.
+std::pair<int64_t, size_t> checked_size(const google::protobuf::RepeatedField<int64_t>& dims, DType dtype,
+                                        const std::string& context) {
   int64_t numel = 1;
-  const int64_t max_numel = std::numeric_limits<int64_t>::max() / static_cast<int64_t>(dtype_size(dtype));
-  for (int64_t d : shape) {
+  for (int64_t d : dims) {
     if (d < 0) throw Error(ErrorCode::kInvalidModel, fmt::format("{}: negative dim {}", context, d));
-    if (d != 0 && numel > max_numel / d)
-      throw Error(ErrorCode::kInvalidModel, fmt::format("{}: shape {} is too large", context, shape_to_string(shape)));
+    if (d != 0 && numel > std::numeric_limits<int64_t>::max() / d)
+      throw Error(ErrorCode::kInvalidModel, fmt::format("{}: shape {} is too large", context, fmt::join(dims, "x")));
     numel *= d;
   }
-  return numel;
+  size_t elem = dtype_size(dtype);
+  if (elem != 0 && static_cast<uint64_t>(numel) > std::numeric_limits<size_t>::max() / 2 / elem)
+    throw Error(ErrorCode::kInvalidModel, fmt::format("{}: shape {} is too large", context, fmt::join(dims, "x")));
+  return {numel, static_cast<size_t>(numel) * elem};
 }
 
-// The typed field that holds `dtype`'s values when there is no raw_data.
-std::pair<int64_t, const char*> typed_field_size(const onnx::TensorProto& proto, DType dtype) {
+// How many values the typed field for `dtype` holds, and its name.
+std::pair<int64_t, const char*> typed_field(const onnx::TensorProto& proto, DType dtype) {
   switch (dtype) {
     case DType::kFloat32: return {proto.float_data_size(), "float_data"};
     case DType::kFloat64: return {proto.double_data_size(), "double_data"};
@@ -141,51 +140,75 @@ std::pair<int64_t, const char*> typed_field_size(const onnx::TensorProto& proto,
   }
 }
 
-}  // namespace
+struct DataSize {
+  DType dtype;
+  int64_t numel;
+  size_t bytes;
+};
 
-Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& model_dir, const std::string& context) {
+// The checks of tensor_from_proto that need no allocation: a supported
+// dtype, dims that fit, and data held inline (raw_data or the typed field)
+// of exactly the size they need.
+DataSize checked_data_size(const onnx::TensorProto& proto, const std::string& context) {
   DType dtype = dtype_from_onnx(proto.data_type());
   if (dtype == DType::kUndefined)
     throw Error(ErrorCode::kUnsupported,
                 fmt::format("{}: dtype {} is not supported", context, onnx_dtype_name(proto.data_type())));
   if (proto.has_segment())
     throw Error(ErrorCode::kUnsupported, context + ": segmented tensors are not supported");
+  auto [numel, bytes] = checked_size(proto.dims(), dtype, context);
+  if (proto.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) return {dtype, numel, bytes};
   Shape shape(proto.dims().begin(), proto.dims().end());
-  // A few bytes of protobuf must not ask for gigabytes: the data is checked
-  // against the dims before anything is allocated.
-  int64_t numel = checked_numel(shape, dtype, context);
-  size_t bytes = static_cast<size_t>(numel) * dtype_size(dtype);
+  if (proto.has_raw_data()) {
+    if (proto.raw_data().size() != bytes)
+      throw Error(ErrorCode::kInvalidModel, fmt::format("{}: raw_data holds {} bytes, shape {} of {} needs {}",
+                                                        context, proto.raw_data().size(), shape_to_string(shape),
+                                                        dtype_name(dtype), bytes));
+    return {dtype, numel, bytes};
+  }
+  auto [count, field_name] = typed_field(proto, dtype);
+  if (count != numel)
+    throw Error(ErrorCode::kInvalidModel, fmt::format("{}: {} holds {} values, shape {} needs {}", context, field_name,
+                                                      count, shape_to_string(shape), numel));
+  return {dtype, numel, bytes};
+}
 
+template <typename T, typename Field>
+void copy_typed(Tensor& t, const Field& field) {
+  T* out = static_cast<T*>(t.raw());
+  for (int i = 0; i < field.size(); ++i) out[i] = static_cast<T>(field.Get(i));
+}
+
+}  // namespace
+
+void check_tensor_data(const onnx::TensorProto& proto, const std::string& context) {
+  checked_data_size(proto, context);
+}
+
+Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& model_dir, const std::string& context) {
+  auto [dtype, numel, bytes] = checked_data_size(proto, context);
+  Shape shape(proto.dims().begin(), proto.dims().end());
   if (proto.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
     std::string data = read_external(proto, model_dir, context, bytes);
     Tensor t(dtype, shape);
     std::memcpy(t.raw(), data.data(), bytes);
     return t;
   }
+  Tensor t(dtype, shape);
   if (proto.has_raw_data()) {
-    if (proto.raw_data().size() != bytes)
-      throw Error(ErrorCode::kInvalidModel, fmt::format("{}: raw_data holds {} bytes, shape {} of {} needs {}",
-                                                        context, proto.raw_data().size(), shape_to_string(shape),
-                                                        dtype_name(dtype), bytes));
-    Tensor t(dtype, shape);
     std::memcpy(t.raw(), proto.raw_data().data(), bytes);
     return t;
   }
-  auto [held, field_name] = typed_field_size(proto, dtype);
-  if (held != numel)
-    throw Error(ErrorCode::kInvalidModel, fmt::format("{}: {} holds {} values, shape {} needs {}", context, field_name,
-                                                      held, shape_to_string(shape), numel));
-  Tensor t(dtype, shape);
   switch (dtype) {
-    case DType::kFloat32: copy_typed<float>(t, proto.float_data(), context, "float_data"); break;
-    case DType::kFloat64: copy_typed<double>(t, proto.double_data(), context, "double_data"); break;
-    case DType::kInt64: copy_typed<int64_t>(t, proto.int64_data(), context, "int64_data"); break;
-    case DType::kInt32: copy_typed<int32_t>(t, proto.int32_data(), context, "int32_data"); break;
-    case DType::kInt16: copy_typed<int16_t>(t, proto.int32_data(), context, "int32_data"); break;
-    case DType::kInt8: copy_typed<int8_t>(t, proto.int32_data(), context, "int32_data"); break;
-    case DType::kUInt8: copy_typed<uint8_t>(t, proto.int32_data(), context, "int32_data"); break;
-    case DType::kBool: copy_typed<bool>(t, proto.int32_data(), context, "int32_data"); break;
-    case DType::kFloat16: copy_typed<uint16_t>(t, proto.int32_data(), context, "int32_data"); break;
+    case DType::kFloat32: copy_typed<float>(t, proto.float_data()); break;
+    case DType::kFloat64: copy_typed<double>(t, proto.double_data()); break;
+    case DType::kInt64: copy_typed<int64_t>(t, proto.int64_data()); break;
+    case DType::kInt32: copy_typed<int32_t>(t, proto.int32_data()); break;
+    case DType::kInt16: copy_typed<int16_t>(t, proto.int32_data()); break;
+    case DType::kInt8: copy_typed<int8_t>(t, proto.int32_data()); break;
+    case DType::kUInt8: copy_typed<uint8_t>(t, proto.int32_data()); break;
+    case DType::kBool: copy_typed<bool>(t, proto.int32_data()); break;
+    case DType::kFloat16: copy_typed<uint16_t>(t, proto.int32_data()); break;
     case DType::kUndefined: break;
   }
   return t;
@@ -197,8 +220,7 @@ void inline_external_data(onnx::TensorProto& proto, const fs::path& model_dir, c
   if (dtype == DType::kUndefined)
     throw Error(ErrorCode::kUnsupported,
                 fmt::format("{}: dtype {} is not supported", context, onnx_dtype_name(proto.data_type())));
-  int64_t numel = checked_numel(Shape(proto.dims().begin(), proto.dims().end()), dtype, context);
-  std::string data = read_external(proto, model_dir, context, static_cast<size_t>(numel) * dtype_size(dtype));
+  std::string data = read_external(proto, model_dir, context, checked_size(proto.dims(), dtype, context).second);
   proto.set_raw_data(std::move(data));
   proto.clear_external_data();
   proto.set_data_location(onnx::TensorProto_DataLocation_DEFAULT);

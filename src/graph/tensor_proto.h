@@ -24,6 +24,11 @@ std::string onnx_dtype_name(int32_t onnx_type);
 // e.g. "model.onnx: initializer 'conv1.weight'".
 Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::filesystem::path& model_dir,
                          const std::string& context);
+// The checks of tensor_from_proto that read nothing: a supported dtype, dims
+// that fit, and inline data (raw_data or the typed field) of the size they
+// need. ONNX's checker and shape inference read initializers and Constant
+// values without checking their size, so the importer runs this first.
+void check_tensor_data(const onnx::TensorProto& proto, const std::string& context);
 // Replaces a tensor's external data by its bytes (raw_data), with the same
 // checks as tensor_from_proto; does nothing for a tensor held inline.
 void inline_external_data(onnx::TensorProto& proto, const std::filesystem::path& model_dir,

@@ -198,7 +198,7 @@ class PlanReader {
     json doc;
     try {
       doc = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
       throw Error(ErrorCode::kInvalidFile, fmt::format("{}: not a JSON plan: {}", source_, e.what()));
     }
     if (!doc.is_object()) fail("", "expected a JSON object");
@@ -231,6 +231,12 @@ class PlanReader {
 
     const json& lanes = array(member(doc, "lanes", ""), "lanes");
     for (size_t l = 0; l < lanes.size(); ++l) plan.lanes.push_back(read_lane(lanes[l], fmt::format("lanes[{}]", l), plan));
+    // Each event is recorded by one step; the validator sizes its tables by
+    // n_events, which must not be a count the file merely claims.
+    size_t n_steps = 0;
+    for (const Lane& lane : plan.lanes) n_steps += lane.steps.size();
+    if (static_cast<size_t>(plan.n_events) > n_steps)
+      fail("n_events", fmt::format("{} events, but the plan has {} steps to record them", plan.n_events, n_steps));
 
     read_placement(member(doc, "placement", ""), plan);
     if (doc.contains("predicted_ms")) {
@@ -330,9 +336,9 @@ class PlanReader {
   }
 
   void expect_keys(const json& j, const std::string& path, std::initializer_list<const char*> keys) const {
-    for (const auto& [key, unused] : j.items())
-      if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; }))
-        fail(join_path(path, key), "unknown field");
+    for (const auto& item : j.items())  // not a structured binding: clang 14 cannot capture one
+      if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return item.key() == k; }))
+        fail(join_path(path, item.key()), "unknown field");
   }
 
   // Devices and lanes come from the launches; the file adds the reasons.

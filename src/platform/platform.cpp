@@ -360,7 +360,7 @@ nlohmann::json parse_rejecting_duplicate_keys(const std::string& text, const std
   };
   try {
     return nlohmann::json::parse(text, callback);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
     std::string what = e.what();
     size_t bracket = what.find("] ");  // drop nlohmann's "[json.exception.parse_error.101] "
     throw Error(ErrorCode::kInvalidFile,

@@ -323,7 +323,7 @@ const BadInput kBadInputs[] = {
     {"onnx_external_data_missing", "run models/ext_missing.onnx", 1,
      {"models/ext_missing.onnx", "initializer 'bias'", "'absent.bin'"}, "cannot be opened", {}},
     {"onnx_external_data_folder", "run models/ext_folder.onnx", 1,
-     {"models/ext_folder.onnx", "initializer 'bias'", "'weights'"}, "is not a file", {}},
+     {"models/ext_folder.onnx", "initializer 'bias'", "'weights'"}, "is not a regular file", {}},
 
     // Input tensors (run --input).
     {"input_wrong_shape_npy", "run good.onnx --input x=x_shape.npy --output-dir out --json out.json", 1,

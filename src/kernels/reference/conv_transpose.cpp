@@ -197,17 +197,20 @@ std::vector<Tensor> compute_conv_transpose(const Node& node, const std::vector<c
       throw_runtime(node, fmt::format("kernel_shape {} does not match W's shape {}",
                                       shape_to_string(a.kernel_shape), shape_to_string(W.shape())));
     int64_t in = X.dim(i + 2), s = a.strides[si], d = a.dilations[si];
-    int64_t full = s * (in - 1) + a.output_padding[si] + (k - 1) * d + 1;
+    // In 128 bits: attributes may hold any int64 (see nn::axis_geometry).
+    int64_t full = nn::narrow_extent(
+        node, nn::WideInt(s) * (in - 1) + a.output_padding[si] + nn::WideInt(k - 1) * d + 1, "output extent");
     int64_t out, begin;
     bool same = a.auto_pad == AutoPad::kSameUpper || a.auto_pad == AutoPad::kSameLower;
     if (!a.output_shape.empty() || same) {
-      out = !a.output_shape.empty() ? a.output_shape[si] : in * s;
-      int64_t total = full - out;
+      out = !a.output_shape.empty() ? a.output_shape[si]
+                                    : nn::narrow_extent(node, nn::WideInt(in) * s, "output extent");
+      int64_t total = nn::narrow_extent(node, nn::WideInt(full) - out, "padding");
       begin = a.auto_pad == AutoPad::kSameUpper ? floor_div2(total) : total - floor_div2(total);
     } else {
       int64_t pb = a.auto_pad == AutoPad::kValid ? 0 : a.pads[si];
       int64_t pe = a.auto_pad == AutoPad::kValid ? 0 : a.pads[si + static_cast<size_t>(n)];
-      out = full - pb - pe;
+      out = nn::narrow_extent(node, nn::WideInt(full) - pb - pe, "output extent");
       begin = pb;
       if (out < 0)
         throw_runtime(node, fmt::format("pads {} leave a negative output size on spatial axis {}",

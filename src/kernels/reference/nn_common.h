@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -99,26 +100,41 @@ struct AxisGeometry {
 // window that would start in the end padding); SAME_* gives ceil(in / s)
 // outputs with the padding split evenly, the odd one at the end (SAME_UPPER)
 // or the beginning (SAME_LOWER).
+// Attributes may hold any int64 (a stride of 2^63 - 1 is a valid file): the
+// geometry is computed in 128 bits, and an extent that does not fit in 64 is
+// refused rather than wrapped (undefined behaviour). The padded input extent
+// must fit too, which bounds every index the kernels compute from it.
+using WideInt = __int128;
+
+inline int64_t narrow_extent(const Node& node, WideInt v, const char* what) {
+  if (v > std::numeric_limits<int64_t>::max() || v < std::numeric_limits<int64_t>::min())
+    throw_runtime(node, fmt::format("the attributes make the {} too large", what));
+  return static_cast<int64_t>(v);
+}
+
 inline AxisGeometry axis_geometry(const Node& node, AutoPad auto_pad, int64_t in, int64_t kernel,
                                   int64_t stride, int64_t dilation, int64_t pad_begin, int64_t pad_end,
                                   bool ceil_mode) {
-  int64_t eff_k = (kernel - 1) * dilation + 1;
+  WideInt eff_k = WideInt(kernel - 1) * dilation + 1;
+  narrow_extent(node, eff_k, "kernel extent");
   AxisGeometry g;
   if (auto_pad == AutoPad::kSameUpper || auto_pad == AutoPad::kSameLower) {
-    g.out = (in + stride - 1) / stride;
-    int64_t total = std::max<int64_t>(0, (g.out - 1) * stride + eff_k - in);
-    int64_t small = total / 2;
-    g.pad_begin = auto_pad == AutoPad::kSameUpper ? small : total - small;
-    g.pad_end = total - g.pad_begin;
+    g.out = narrow_extent(node, (WideInt(in) + stride - 1) / stride, "output extent");
+    WideInt total = std::max<WideInt>(0, WideInt(g.out - 1) * stride + eff_k - in);
+    narrow_extent(node, WideInt(in) + total, "padded input extent");
+    int64_t small = static_cast<int64_t>(total / 2);
+    g.pad_begin = auto_pad == AutoPad::kSameUpper ? small : static_cast<int64_t>(total) - small;
+    g.pad_end = static_cast<int64_t>(total) - g.pad_begin;
     return g;
   }
   if (auto_pad == AutoPad::kValid) pad_begin = pad_end = 0;
-  int64_t span = in + pad_begin + pad_end - eff_k;
+  int64_t padded = narrow_extent(node, WideInt(in) + pad_begin + pad_end, "padded input extent");
+  WideInt span = WideInt(padded) - eff_k;
   if (span < 0)
-    throw_runtime(node, fmt::format("the kernel extent {} is larger than the padded input extent {}", eff_k,
-                                    in + pad_begin + pad_end));
-  g.out = ceil_mode ? (span + stride - 1) / stride + 1 : span / stride + 1;
-  if (ceil_mode && (g.out - 1) * stride >= in + pad_begin) --g.out;
+    throw_runtime(node, fmt::format("the kernel extent {} is larger than the padded input extent {}",
+                                    static_cast<int64_t>(eff_k), padded));
+  g.out = static_cast<int64_t>(ceil_mode ? (span + stride - 1) / stride + 1 : span / stride + 1);
+  if (ceil_mode && WideInt(g.out - 1) * stride >= WideInt(in) + pad_begin) --g.out;
   g.pad_begin = pad_begin;
   g.pad_end = pad_end;
   return g;
