@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/allocation.h"
+
 namespace hetsched {
 
 size_t dtype_size(DType dtype) {
@@ -61,20 +63,15 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   for (int64_t d : shape_) {
     if (d < 0) throw Error(ErrorCode::kRuntime, "tensor shape " + shape_to_string(shape_) + " has a negative dim");
     if (d != 0 && numel_ > std::numeric_limits<int64_t>::max() / d)
-      throw Error(ErrorCode::kRuntime, "tensor shape " + shape_to_string(shape_) + " is too large");
+      throw Error(ErrorCode::kResource, "tensor shape " + shape_to_string(shape_) + " is too large: its element count overflows");
     numel_ *= d;
   }
-  size_t bytes = nbytes();
-  // Round up to the alignment, and allocate at least one block so raw() is
-  // never null for a defined tensor.
-  size_t alloc = (bytes + 63) / 64 * 64;
-  if (alloc == 0) alloc = 64;
-  void* p = std::aligned_alloc(64, alloc);
-  if (!p)
-    throw Error(ErrorCode::kRuntime, fmt::format("cannot allocate {} bytes for a {} tensor of shape {}",
-                                                 alloc, dtype_name(dtype_), shape_to_string(shape_)));
-  std::memset(p, 0, alloc);
-  storage_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
+  if (numel_ > 0 && dtype_size(dtype_) > 0 && static_cast<uint64_t>(numel_) > std::numeric_limits<size_t>::max() / dtype_size(dtype_))
+    throw Error(ErrorCode::kResource, fmt::format("tensor shape {} of {} is too large: its size in bytes overflows",
+                                                  shape_to_string(shape_), dtype_name(dtype_)));
+  storage_ = allocate_aligned(nbytes(), [this] {
+    return fmt::format("a {} tensor of shape {}", dtype_name(dtype_), shape_to_string(shape_));
+  });
 }
 
 Tensor Tensor::wrap(DType dtype, Shape shape, void* data) {

@@ -45,12 +45,22 @@ int fold_constants(Graph& graph) {
       } else if (graph.values[v].is_constant()) {
         inputs.push_back(&*graph.values[v].initializer);
       } else {
+        // No storage: Shape and Size read the shape only, and allocating
+        // (and zeroing) the whole input here would cost its full size at load.
         const Value& value = graph.values[v];
-        placeholders.emplace_back(value.dtype == DType::kUndefined ? DType::kFloat32 : value.dtype, value.shape);
+        placeholders.push_back(
+            Tensor::wrap(value.dtype == DType::kUndefined ? DType::kFloat32 : value.dtype, value.shape, nullptr));
         inputs.push_back(&placeholders.back());
       }
     }
-    std::vector<Tensor> outputs = kernel->compute(node, inputs);
+    std::vector<Tensor> outputs;
+    try {
+      outputs = kernel->compute(node, inputs);
+    } catch (const Error& e) {
+      // A folded constant larger than memory: say which node made it.
+      if (e.code() != ErrorCode::kResource) throw;
+      throw Error(e.code(), fmt::format("folding {}: {}", node.label(), e.what()));
+    }
     for (size_t i = 0; i < node.outputs.size(); ++i)
       if (node.outputs[i] != kNoValue && i < outputs.size()) set_constant(graph.values[node.outputs[i]], outputs[i]);
     node.op_type.clear();  // dead
