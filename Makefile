@@ -52,5 +52,36 @@ bench-cuda: build
 fuzz: deps
 	FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) JOBS=$(JOBS) ./fuzz/run.sh
 
+# ---------------------------------------------------------------- reliability
+# docs/reliability.md.
+#   make check-sanitizers  ASan+UBSan build (build-asan/): the unit tests and
+#                          the ONNX node conformance; TSan build (build-tsan/):
+#                          the executor, device, concurrency, session and
+#                          profiler tests. Two more full builds: slow.
+#   make soak              a multi-device plan SOAK_RUNS times (10,000).
+SANITIZE_CMAKE_FLAGS = -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHETSCHED_BUILD_PYTHON=OFF $(CMAKE_FLAGS)
+# Not under ASan: the PyTorch comparison and the report rendering spend their
+# time in uninstrumented Python and Chromium, and the install test links a
+# plain example program against the instrumented library.
+ASAN_CTEST_EXCLUDE = torchvision_vs_pytorch|install_and_use_from_cpp|html_report_render
+TSAN_TESTS = ExecutorTest.*:FaultInjection.*:CpuDeviceTest.*:CpuConcurrency.*:AutoSession.*:ProfileDbTest.TwoThreads*:ProfileDbTest.Calibration*:ProfileDbTest.Profiler*:ResourceLimits.*
+
+.PHONY: check-sanitizers check-asan check-tsan soak
+
+check-sanitizers: check-asan check-tsan
+
+check-asan: deps
+	cmake -S . -B build-asan $(SANITIZE_CMAKE_FLAGS) -DHETSCHED_SANITIZE=address,undefined
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ctest --output-on-failure -j $(JOBS) -E '$(ASAN_CTEST_EXCLUDE)'
+
+check-tsan: deps
+	cmake -S . -B build-tsan $(SANITIZE_CMAKE_FLAGS) -DHETSCHED_SANITIZE=thread
+	cmake --build build-tsan -j $(JOBS) --target hetsched_unit_tests
+	./build-tsan/tests/hetsched_unit_tests --gtest_filter='$(TSAN_TESTS)'
+
+soak: build
+	./$(BUILD_DIR)/tests/hetsched_soak $(SOAK_MODEL)
+
 clean:
 	rm -rf $(BUILD_DIR)

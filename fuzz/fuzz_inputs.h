@@ -21,7 +21,7 @@
 #include "hetsched/platform.h"
 #include "hetsched/session.h"
 #include "hetsched/tensor_io.h"
-#include "core/allocation_limit.h"
+#include "core/allocation.h"
 #include "sched/list_scheduling.h"
 #include "sched/task_graph_io.h"
 

@@ -20,6 +20,8 @@ enum class ErrorCode {
   kInvalidInput,  // an input tensor of the wrong name, shape or dtype
   kInvalidFile,   // a plan, platform or profile file that is malformed or made for something else
   kRuntime,       // a kernel failed while running
+  kResource,      // memory the model needs cannot be had (a tensor, arena or weights larger than
+                  // memory or an address-space limit); the message gives the bytes and their use
 };
 
 const char* error_code_name(ErrorCode code);

@@ -593,7 +593,7 @@ PYBIND11_MODULE(_hetsched, m) {
   errors.base = make_error_class(
       m, "Error",
       "A failure hetsched reports: its message is the engine's, unchanged, and `code` names its kind "
-      "('usage', 'io', 'invalid_model', 'unsupported', 'invalid_input', 'invalid_file', 'runtime').",
+      "('usage', 'io', 'invalid_model', 'unsupported', 'invalid_input', 'invalid_file', 'runtime', 'resource').",
       PyExc_RuntimeError);
   errors.usage = make_error_class(m, "UsageError", "A bad argument (code 'usage'); also a ValueError.",
                                   py::make_tuple(errors.base, py::handle(PyExc_ValueError)));

@@ -11,6 +11,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::kInvalidInput: return "invalid-input";
     case ErrorCode::kInvalidFile: return "invalid-file";
     case ErrorCode::kRuntime: return "runtime";
+    case ErrorCode::kResource: return "resource";
   }
   return "unknown";
 }

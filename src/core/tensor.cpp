@@ -1,25 +1,14 @@
 #include "hetsched/tensor.h"
 
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 
 #include <fmt/format.h>
 
-#include "core/allocation_limit.h"
+#include "core/allocation.h"
 
 namespace hetsched {
-
-namespace {
-thread_local size_t t_allocation_limit = std::numeric_limits<size_t>::max();
-}  // namespace
-
-ScopedAllocationLimit::ScopedAllocationLimit(size_t max_bytes) : previous_(t_allocation_limit) {
-  t_allocation_limit = std::min(max_bytes, previous_);
-}
-
-ScopedAllocationLimit::~ScopedAllocationLimit() { t_allocation_limit = previous_; }
 
 size_t dtype_size(DType dtype) {
   switch (dtype) {
@@ -69,7 +58,8 @@ int64_t shape_numel(const Shape& shape) {
     // A graph's declared shapes may claim any size: the product must not
     // overflow (undefined behaviour) on the way to a refusal.
     if (__builtin_mul_overflow(n, d, &n))
-      throw Error(ErrorCode::kRuntime, "tensor shape " + shape_to_string(shape) + " is too large");
+      throw Error(ErrorCode::kResource,
+                  "tensor shape " + shape_to_string(shape) + " is too large: its element count overflows");
   }
   return n;
 }
@@ -79,28 +69,17 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   for (int64_t d : shape_) {
     if (d < 0) throw Error(ErrorCode::kRuntime, "tensor shape " + shape_to_string(shape_) + " has a negative dim");
     if (d != 0 && numel_ > std::numeric_limits<int64_t>::max() / d)
-      throw Error(ErrorCode::kRuntime, "tensor shape " + shape_to_string(shape_) + " is too large");
+      throw Error(ErrorCode::kResource,
+                  "tensor shape " + shape_to_string(shape_) + " is too large: its element count overflows");
     numel_ *= d;
   }
-  // nbytes() and the rounded-up allocation must not wrap around either.
   size_t elem = dtype_size(dtype_);
-  if (elem != 0 && static_cast<uint64_t>(numel_) > (std::numeric_limits<size_t>::max() - 63) / elem)
-    throw Error(ErrorCode::kRuntime, "tensor shape " + shape_to_string(shape_) + " is too large");
-  size_t bytes = nbytes();
-  if (bytes > t_allocation_limit)
-    throw AllocationOverLimit(ErrorCode::kRuntime,
-                              fmt::format("a {} tensor of shape {} ({} bytes) is over the limit of {} bytes here",
-                                          dtype_name(dtype_), shape_to_string(shape_), bytes, t_allocation_limit));
-  // Round up to the alignment, and allocate at least one block so raw() is
-  // never null for a defined tensor.
-  size_t alloc = (bytes + 63) / 64 * 64;
-  if (alloc == 0) alloc = 64;
-  void* p = std::aligned_alloc(64, alloc);
-  if (!p)
-    throw Error(ErrorCode::kRuntime, fmt::format("cannot allocate {} bytes for a {} tensor of shape {}",
-                                                 alloc, dtype_name(dtype_), shape_to_string(shape_)));
-  std::memset(p, 0, alloc);
-  storage_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
+  if (elem > 0 && static_cast<uint64_t>(numel_) > std::numeric_limits<size_t>::max() / elem)
+    throw Error(ErrorCode::kResource, fmt::format("tensor shape {} of {} is too large: its size in bytes overflows",
+                                                  shape_to_string(shape_), dtype_name(dtype_)));
+  storage_ = allocate_aligned(nbytes(), [this] {
+    return fmt::format("a {} tensor of shape {}", dtype_name(dtype_), shape_to_string(shape_));
+  });
 }
 
 Tensor Tensor::wrap(DType dtype, Shape shape, void* data) {

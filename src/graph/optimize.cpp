@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstddef>
 #include <optional>
 
 #include <fmt/format.h>
 
-#include "core/allocation_limit.h"
+#include "core/allocation.h"
 #include "kernels/kernel.h"
 
 namespace hetsched {
@@ -28,7 +27,7 @@ bool foldable_shape_query(const Graph& graph, const Node& node) {
 }
 
 // Folding runs the node's kernel at load on data the file supplies: each
-// tensor it allocates is bounded (core/allocation_limit.h), so that a small
+// tensor it allocates is bounded (core/allocation.h), so that a small
 // file cannot make loading allocate without bound (a OneHot of depth 2^32,
 // an Expand to a stated shape). A node whose outputs would be far larger
 // than its constant inputs is left to run time; one that only rearranges
@@ -53,9 +52,6 @@ int fold_constants(Graph& graph) {
     if (!all_constant && !shape_query) continue;
     const auto* kernel = kernels::find_reference_kernel(node.op_type);
     if (!kernel) continue;
-    // Shape/Size only read the input's shape: the placeholder holds no data
-    // (the declared shape may be far too large to allocate).
-    alignas(64) static std::byte no_data[64];
     std::vector<Tensor> placeholders;
     placeholders.reserve(node.inputs.size());
     std::vector<const Tensor*> inputs;
@@ -65,9 +61,11 @@ int fold_constants(Graph& graph) {
       } else if (graph.values[v].is_constant()) {
         inputs.push_back(&*graph.values[v].initializer);
       } else {
+        // No storage: Shape and Size read the shape only, and allocating
+        // (and zeroing) the whole input here would cost its full size at load.
         const Value& value = graph.values[v];
         placeholders.push_back(
-            Tensor::wrap(value.dtype == DType::kUndefined ? DType::kFloat32 : value.dtype, value.shape, no_data));
+            Tensor::wrap(value.dtype == DType::kUndefined ? DType::kFloat32 : value.dtype, value.shape, nullptr));
         inputs.push_back(&placeholders.back());
       }
     }
@@ -77,6 +75,10 @@ int fold_constants(Graph& graph) {
       outputs = kernel->compute(node, inputs);
     } catch (const AllocationOverLimit&) {
       continue;  // left to run time
+    } catch (const Error& e) {
+      // A folded constant larger than memory: say which node made it.
+      if (e.code() != ErrorCode::kResource) throw;
+      throw Error(e.code(), fmt::format("folding {}: {}", node.label(), e.what()));
     }
     for (size_t i = 0; i < node.outputs.size(); ++i)
       if (node.outputs[i] != kNoValue && i < outputs.size()) set_constant(graph.values[node.outputs[i]], outputs[i]);

@@ -9,6 +9,7 @@
 #include <exception>
 #include <future>
 #include <mutex>
+#include <new>
 #include <set>
 #include <thread>
 
@@ -17,6 +18,7 @@
 
 #include "backends/cpu/cpu_device.h"
 #include "backends/cpu/program.h"
+#include "core/allocation.h"
 #include "kernels/kernel.h"
 
 namespace hetsched {
@@ -117,11 +119,15 @@ struct Executor::Impl {
   // tensors and graph outputs are fresh each run. Filled by setup(): during
   // a run, lanes only read and write existing entries.
   std::vector<std::vector<Tensor>> store;
+  FaultKind fault_kind = FaultKind::kKernel;
   int fault_step = -1;
   std::mutex run_mutex;
 
   Impl(const Graph& g, Plan p, const Platform& pf, std::shared_ptr<const CostModel> c)
       : graph(g), plan(std::move(p)), platform(pf), cost(std::move(c)) {}
+  // Here rather than in ~Executor: a constructor that throws half-way (an
+  // arena that cannot be allocated) must release what it built the same way.
+  ~Impl();
 
   int space_index(const std::string& name) const {
     return static_cast<int>(std::find(spaces.begin(), spaces.end(), name) - spaces.begin());
@@ -142,8 +148,18 @@ struct Executor::Impl {
       t = Tensor(DType::kUInt8, {static_cast<int64_t>(bytes)});
     }
     bool per_run = space == 0 && graph.is_graph_input(v);  // the caller's tensor
-    if (!t.defined() && !value.is_constant() && !per_run) t = Tensor(value.dtype, value.shape);
+    if (!t.defined() && !value.is_constant() && !per_run) {
+      try {
+        t = Tensor(value.dtype, value.shape);
+      } catch (const Error& e) {
+        throw Error(e.code(), fmt::format("value '{}' in memory space '{}': {}", value.name, spaces[space], e.what()));
+      }
+    }
   }
+
+  // "step 12 (lane 1 on cpu:1, launch Conv 'c1' + Relu 'r1')": where an error
+  // happened, for its message.
+  std::string describe_step(int l, size_t s, int global_step) const;
 
   void setup();
   void compile_lane(int l);
@@ -153,6 +169,35 @@ struct Executor::Impl {
   void run_reference_launch(const PlanStep& step, int space);
   void copy_value(const PlanStep& step);
 };
+
+Executor::Impl::~Impl() {
+  // Programs hold oneDNN primitives: release them on their devices' threads.
+  for (size_t l = 0; l < lanes.size(); ++l) {
+    auto& rt = lanes[l];
+    if (rt.program && cpu[plan.lanes[l].device].device)
+      cpu[plan.lanes[l].device].device->run([&] { rt.program.reset(); });
+  }
+  for (auto& dev : cpu)
+    if (dev.device) dev.device->run([&] {
+      dev.stream.reset();
+      dev.engine.reset();
+    });
+}
+
+std::string Executor::Impl::describe_step(int l, size_t s, int global_step) const {
+  const Lane& lane = plan.lanes[l];
+  const PlanStep& step = lane.steps[s];
+  std::string what;
+  switch (step.kind) {
+    case StepKind::kLaunch: what = "launch " + join_labels(graph, step.nodes, " + ", false); break;
+    case StepKind::kCopy:
+      what = fmt::format("copy '{}' {}->{}", graph.values[step.value].name, step.from_space, step.to_space);
+      break;
+    case StepKind::kRecord: what = fmt::format("record e{}", step.event); break;
+    case StepKind::kWait: what = fmt::format("wait e{}", step.event); break;
+  }
+  return fmt::format("step {} (lane {} on {}, {})", global_step, l, plan.devices[lane.device], what);
+}
 
 void Executor::Impl::setup() {
   for (const std::string& name : plan.devices) {
@@ -326,8 +371,15 @@ void Executor::Impl::compile_programs() {
       }
     }
   }
-  for (size_t l = 0; l < plan.lanes.size(); ++l)
-    if (lanes[l].program) cpu[plan.lanes[l].device].device->run([&] { lanes[l].program->finish(); });
+  for (size_t l = 0; l < plan.lanes.size(); ++l) {
+    if (!lanes[l].program) continue;
+    try {
+      cpu[plan.lanes[l].device].device->run([&] { lanes[l].program->finish(); });
+    } catch (const Error& e) {
+      // finish() allocates the lane's arena: say which lane cannot have it.
+      throw Error(e.code(), fmt::format("lane {} on {}: {}", l, plan.devices[plan.lanes[l].device], e.what()));
+    }
+  }
 }
 
 void Executor::Impl::run_reference_launch(const PlanStep& step, int space) {
@@ -371,8 +423,9 @@ void Executor::Impl::run_lane(int l, RunState& state, Clock::time_point start, R
   int space = device_space[lane.device];
   CpuRuntime* dev = rt.emulated ? nullptr : &cpu[lane.device];
   std::vector<RunTimeline::StepTime> times;
+  size_t s = 0;
   try {
-    for (size_t s = 0; s < lane.steps.size(); ++s) {
+    for (; s < lane.steps.size(); ++s) {
       const PlanStep& step = lane.steps[s];
       auto step_start = Clock::now();
       if (step.kind == StepKind::kWait && !rt.emulated) {
@@ -389,9 +442,25 @@ void Executor::Impl::run_lane(int l, RunState& state, Clock::time_point start, R
           state.changed.wait(lock, [&] { return state.cancelled || state.recorded[step.event]; });
         if (state.cancelled) return;
       }
-      if (first_global_step + static_cast<int>(s) == fault_step)
-        throw Error(ErrorCode::kRuntime, fmt::format("injected fault at step {} (lane {}, step {})",
-                                                     fault_step, l, s));
+      if (first_global_step + static_cast<int>(s) == fault_step) {
+        switch (fault_kind) {
+          case FaultKind::kKernel: throw Error(ErrorCode::kRuntime, "injected kernel fault");
+          case FaultKind::kCopy: throw Error(ErrorCode::kRuntime, "injected copy fault: the transfer failed");
+          case FaultKind::kAllocation: {
+            // The step's output buffer, allocated as a failing allocation
+            // would be: the error comes from the allocator itself.
+            ValueId v = graph.nodes[step.nodes.back()].outputs.at(0);
+            const Value& value = graph.values[v];
+            fail_next_allocation_for_testing();
+            try {
+              Tensor output(value.dtype, value.shape);
+            } catch (const Error& e) {
+              throw Error(e.code(), fmt::format("output '{}': {}", value.name, e.what()));
+            }
+            break;
+          }
+        }
+      }
       switch (step.kind) {
         case StepKind::kLaunch:
           if (rt.program) rt.program->run_launch(rt.program_launch[s], *dev->stream);
@@ -419,6 +488,13 @@ void Executor::Impl::run_lane(int l, RunState& state, Clock::time_point start, R
       }
       if (timeline) times.push_back({l, static_cast<int>(s), us_between(start, step_start), us_between(start, Clock::now())});
     }
+  } catch (const Error& e) {
+    state.fail(std::make_exception_ptr(
+        Error(e.code(), fmt::format("{}: {}", describe_step(l, s, first_global_step + static_cast<int>(s)), e.what()))));
+  } catch (const std::bad_alloc&) {
+    state.fail(std::make_exception_ptr(
+        Error(ErrorCode::kResource, fmt::format("{}: out of memory (std::bad_alloc)",
+                                                describe_step(l, s, first_global_step + static_cast<int>(s))))));
   } catch (...) {
     state.fail(std::current_exception());
   }
@@ -434,23 +510,35 @@ Executor::Executor(const Graph& graph, Plan plan, const Platform& platform, std:
   impl_->setup();
 }
 
-Executor::~Executor() {
-  if (!impl_) return;
-  // Programs hold oneDNN primitives: release them on their devices' threads.
-  for (size_t l = 0; l < impl_->lanes.size(); ++l) {
-    auto& rt = impl_->lanes[l];
-    if (rt.program) impl_->cpu[impl_->plan.lanes[l].device].device->run([&] { rt.program.reset(); });
-  }
-  for (auto& dev : impl_->cpu)
-    if (dev.device) dev.device->run([&] {
-      dev.stream.reset();
-      dev.engine.reset();
-    });
-}
+Executor::~Executor() = default;
 
 const Plan& Executor::plan() const { return impl_->plan; }
 const ExecutionSummary& Executor::summary() const { return impl_->summary; }
-void Executor::inject_fault_for_testing(int step) { impl_->fault_step = step; }
+void Executor::inject_fault_for_testing(FaultKind kind, int step) {
+  Impl& m = *impl_;
+  std::lock_guard run_lock(m.run_mutex);  // never while a run reads it
+  if (step < 0) {
+    m.fault_step = -1;
+    return;
+  }
+  int first = 0;
+  for (const Lane& lane : m.plan.lanes) {
+    int n = static_cast<int>(lane.steps.size());
+    if (step < first + n) {
+      StepKind step_kind = lane.steps[step - first].kind;
+      StepKind wanted = kind == FaultKind::kCopy ? StepKind::kCopy : StepKind::kLaunch;
+      if (step_kind != wanted)
+        throw Error(ErrorCode::kUsage, fmt::format("inject_fault_for_testing: step {} is not a {}", step,
+                                                   kind == FaultKind::kCopy ? "copy" : "launch"));
+      m.fault_kind = kind;
+      m.fault_step = step;
+      return;
+    }
+    first += n;
+  }
+  throw Error(ErrorCode::kUsage,
+              fmt::format("inject_fault_for_testing: step {} is beyond the plan's {} steps", step, first));
+}
 
 TensorMap Executor::run(const TensorMap& inputs, RunTimeline* timeline) {
   Impl& m = *impl_;
@@ -472,7 +560,11 @@ TensorMap Executor::run(const TensorMap& inputs, RunTimeline* timeline) {
       outputs[value.name] = inputs.at(value.name).clone();
     } else {
       Tensor& t = m.stored(v, 0);
-      t = Tensor(value.dtype, value.shape);
+      try {
+        t = Tensor(value.dtype, value.shape);
+      } catch (const Error& e) {
+        throw Error(e.code(), fmt::format("graph output '{}': {}", value.name, e.what()));
+      }
       outputs[value.name] = t;
     }
   }
@@ -492,22 +584,28 @@ TensorMap Executor::run(const TensorMap& inputs, RunTimeline* timeline) {
   auto start = Clock::now();
   std::vector<std::future<void>> done;
   int first_global_step = 0;
-  for (size_t l = 0; l < m.lanes.size(); ++l) {
-    auto task = [&m, &state, &lane_memory, start, timeline, first_global_step, &overruns, l] {
-      auto& rt = m.lanes[l];
-      if (rt.program) {
-        try {
-          rt.program->bind(lane_memory[l]);
-        } catch (...) {
-          state.fail(std::current_exception());
-          return;
+  try {
+    for (size_t l = 0; l < m.lanes.size(); ++l) {
+      auto task = [&m, &state, &lane_memory, start, timeline, first_global_step, &overruns, l] {
+        auto& rt = m.lanes[l];
+        if (rt.program) {
+          try {
+            rt.program->bind(lane_memory[l]);
+          } catch (...) {
+            state.fail(std::current_exception());
+            return;
+          }
         }
-      }
-      m.run_lane(static_cast<int>(l), state, start, timeline, first_global_step, overruns);
-    };
-    if (m.lanes[l].emulated) done.push_back(std::async(std::launch::async, task));
-    else done.push_back(m.cpu[m.plan.lanes[l].device].device->submit(task));
-    first_global_step += static_cast<int>(m.plan.lanes[l].steps.size());
+        m.run_lane(static_cast<int>(l), state, start, timeline, first_global_step, overruns);
+      };
+      if (m.lanes[l].emulated) done.push_back(std::async(std::launch::async, task));
+      else done.push_back(m.cpu[m.plan.lanes[l].device].device->submit(task));
+      first_global_step += static_cast<int>(m.plan.lanes[l].steps.size());
+    }
+  } catch (...) {
+    // A lane could not be started (no thread to be had): the started ones
+    // read `state` and `lane_memory`, so cancel them and wait before leaving.
+    state.fail(std::current_exception());
   }
   for (auto& f : done) f.get();
   if (timeline) timeline->makespan_us = us_between(start, Clock::now());

@@ -18,8 +18,9 @@
 //     Record wakes the sleepers. Spinning matters on VMs: an idle vCPU is
 //     descheduled, and the next kernel on it starts slower and later.
 //   - The first failing step cancels the run: every worker stops at its next
-//     step or wait, all are joined, and run() throws that step's error. The
-//     executor stays usable for the next run.
+//     step or wait, all are joined, and run() throws that step's error,
+//     prefixed with the step, its lane and device (an std::bad_alloc becomes
+//     ErrorCode::kResource). The executor stays usable for the next run.
 //   - run() is not reentrant; calls are serialised.
 #pragma once
 
@@ -62,9 +63,19 @@ class Executor {
   const Plan& plan() const;
   const ExecutionSummary& summary() const;
 
-  // Test-only fault injection: the `step`-th step (counting every lane's
-  // steps in lane order) throws a kRuntime error on its next run. -1 clears.
-  void inject_fault_for_testing(int step);
+  // Test-only fault injection (docs/reliability.md): from the next run on,
+  // until cleared, step `step` (every lane's steps counted in lane order)
+  // fails instead of doing its work, on its lane's own thread:
+  //   kKernel      a Launch: its kernel throws ErrorCode::kRuntime;
+  //   kCopy        a Copy: the transfer throws ErrorCode::kRuntime;
+  //   kAllocation  a Launch: allocating its first output's buffer fails, through
+  //                the allocator's own failure path (core/allocation.h), as
+  //                when memory is exhausted: ErrorCode::kResource with the bytes.
+  // The run then fails as for a real error: the message names the step, its
+  // lane and device, and the kind; the executor stays usable. A step out of
+  // range or of the wrong kind is ErrorCode::kUsage; step -1 clears.
+  enum class FaultKind { kKernel, kCopy, kAllocation };
+  void inject_fault_for_testing(FaultKind kind, int step);
 
  private:
   struct Impl;

@@ -1,3 +1,5 @@
+#include <new>
+
 #include <fmt/format.h>
 
 #include "hetsched/session.h"
@@ -24,8 +26,12 @@ TensorMap run_reference(const Graph& graph, const TensorMap& inputs) {
     std::vector<Tensor> outputs;
     try {
       outputs = kernel->compute(node, args);
-    } catch (const Error&) {
+    } catch (const Error& e) {
+      // A buffer that cannot be had: say whose.
+      if (e.code() == ErrorCode::kResource) throw Error(e.code(), fmt::format("{}: {}", node.label(), e.what()));
       throw;
+    } catch (const std::bad_alloc&) {
+      throw Error(ErrorCode::kResource, fmt::format("{}: out of memory (std::bad_alloc)", node.label()));
     } catch (const std::exception& e) {
       throw Error(ErrorCode::kRuntime, fmt::format("{}: {}", node.label(), e.what()));
     }

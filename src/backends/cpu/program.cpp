@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -9,6 +10,7 @@
 
 #include "backends/cpu/lowering.h"
 #include "backends/cpu/memory_plan.h"
+#include "core/allocation.h"
 #include "kernels/kernel.h"
 
 namespace hetsched::cpu {
@@ -401,20 +403,46 @@ void Program::compile_launch(int k) {
   launch_steps_.push_back(static_cast<int>(steps_.size()));
 }
 
+namespace {
+
+// Some oneDNN kernels compute their blocking in 32-bit integers: past 2^31
+// elements, primitive creation can crash the process (a matmul over a
+// [1, 2^40] source divides by zero in oneDNN 2.6) instead of failing. Such
+// nodes run their reference kernels, which report memory they cannot have
+// as an error.
+bool beyond_onednn(const Graph& graph, const Node& node) {
+  auto huge = [&](ValueId v) {
+    if (v == kNoValue || !graph.values[v].shape_is_static()) return false;
+    int64_t n = 1;
+    for (int64_t d : graph.values[v].shape) {
+      if (d > std::numeric_limits<int32_t>::max() / std::max<int64_t>(n, 1)) return true;
+      n *= d;
+    }
+    return n > std::numeric_limits<int32_t>::max();
+  };
+  return std::any_of(node.inputs.begin(), node.inputs.end(), huge) ||
+         std::any_of(node.outputs.begin(), node.outputs.end(), huge);
+}
+
+}  // namespace
+
 void Program::compile_nodes(const std::vector<NodeId>& nodes) {
-  for (NodeId n : nodes) {
-    if (compiled_[n]) continue;  // absorbed by an earlier node
+  auto compile_node = [&](NodeId n) {
     const Node& node = graph_.nodes[n];
     Lowering lowering(*this, n);
     LowerFn fn = find_cpu_lowering(node.op_type);
     std::string reason = "no oneDNN lowering";
+    if (fn && beyond_onednn(graph_, node)) {
+      fn = nullptr;
+      reason = "a tensor of 2^31 elements or more (beyond what oneDNN handles)";
+    }
     if (fn) {
       size_t steps_before = steps_.size();
       if (fn(lowering)) {
         for (NodeId a : lowering.absorbed()) compiled_[a] = true;
         stats_.n_fused_nodes += static_cast<int>(lowering.absorbed().size());
         compiled_[n] = true;
-        continue;
+        return;
       }
       if (steps_.size() != steps_before || lowering.emitted())
         throw Error(ErrorCode::kRuntime, node.label() + ": CPU lowering declined after emitting steps");
@@ -423,6 +451,16 @@ void Program::compile_nodes(const std::vector<NodeId>& nodes) {
     Lowering fallback(*this, n);
     emit_reference(fallback, steps_, buffers_, reason, stats_);
     compiled_[n] = true;
+  };
+  for (NodeId n : nodes) {
+    if (compiled_[n]) continue;  // absorbed by an earlier node
+    try {
+      compile_node(n);
+    } catch (const Error& e) {
+      // Weights or constants a lowering cannot allocate: say for which node.
+      if (e.code() != ErrorCode::kResource) throw;
+      throw Error(e.code(), fmt::format("{}: {}", graph_.nodes[n].label(), e.what()));
+    }
   }
 }
 
@@ -466,11 +504,12 @@ void Program::finish() {
   ArenaPlan plan = plan_arena(lifetimes);
   for (size_t i = 0; i < arena_ids.size(); ++i) buffers_[arena_ids[i]].offset = plan.offsets[i];
   stats_.arena_bytes = plan.total;
-  size_t alloc = std::max<size_t>(64, (plan.total + 63) / 64 * 64);
-  arena_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(std::aligned_alloc(64, alloc)),
-                                      [](std::byte* q) { std::free(q); });
-  if (!arena_)
-    throw Error(ErrorCode::kRuntime, fmt::format("cannot allocate the {}-byte arena for intermediate values", alloc));
+  arena_ = allocate_aligned(plan.total, [&] {
+    size_t largest = 0;
+    for (const BufferLifetime& b : lifetimes) largest = std::max(largest, b.size);
+    return fmt::format("the arena of a CPU program ({} intermediate buffers, the largest {})", lifetimes.size(),
+                       format_bytes(largest));
+  });
 
   pointers_.assign(buffers_.size(), nullptr);
   memories_.assign(buffers_.size(), dnnl::memory());
