@@ -11,8 +11,9 @@
 //   two-cpu    MODEL on the first two usable cores as two CPU devices
 //              (cpu:A,cpu:B)
 //   emulated   a small BERT (zoo:bert, 2 layers, 16 tokens, hidden 128) on
-//              cpu:A and the desktop-gpu platform's emulated GPU, which has
-//              its own memory: values cross by Copy steps. Small, because an
+//              cpu:A and the desktop-gpu platform's emulated GPU (its MatMuls
+//              pinned there), which has its own memory: values cross by Copy
+//              steps. Small, because an
 //              emulated device computes with the reference kernels: a
 //              convolutional network there takes a third of a second a run.
 // Exit status: 0 when every scenario holds, 1 when one does not, 2 on bad
@@ -34,12 +35,14 @@
 #include "hetsched/device.h"
 #include "hetsched/error.h"
 #include "hetsched/session.h"
+#include "unit/tensor_equality.h"
 
 namespace {
 
 using hetsched::Error;
 using hetsched::ErrorCode;
 using hetsched::TensorMap;
+using hetsched::testing::bitwise_equal;
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
 
@@ -53,22 +56,12 @@ size_t resident_bytes() {
 
 double mib(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
-bool bitwise_equal(const TensorMap& a, const TensorMap& b) {
-  if (a.size() != b.size()) return false;
-  for (const auto& [name, t] : a) {
-    auto it = b.find(name);
-    if (it == b.end() || it->second.dtype() != t.dtype() || it->second.shape() != t.shape() ||
-        std::memcmp(it->second.raw(), t.raw(), t.nbytes()) != 0)
-      return false;
-  }
-  return true;
-}
-
 struct Scenario {
   std::string name;
   std::string model;
   hetsched::LoadOptions load;
   hetsched::SessionOptions options;
+  int min_copies = 0;  // Copy steps the plan must have (values crossing memory spaces)
 };
 
 // Runs one scenario; returns whether it held.
@@ -79,8 +72,13 @@ bool soak(const Scenario& scenario, int runs) {
   TensorMap inputs = session.random_inputs(42);
   TensorMap first = session.run(inputs);
   double setup_s = std::chrono::duration<double>(Clock::now() - setup_start).count();
-  fmt::print("{}: {} on {} ({} lanes, {} events, {} copies, scheduler {}), set up in {:.1f} s\n", scenario.name, scenario.model,
-             summary.device, summary.n_lanes, summary.n_events, summary.n_copies, summary.scheduler, setup_s);
+  fmt::print("{}: {} on {} ({} lanes, {} events, {} copies, scheduler {}), set up in {:.1f} s\n", scenario.name,
+             scenario.model, summary.device, summary.n_lanes, summary.n_events, summary.n_copies, summary.scheduler,
+             setup_s);
+  if (summary.n_lanes < 2 || summary.n_events == 0 || summary.n_copies < scenario.min_copies) {
+    fmt::print("{}: FAILED: the plan is not the multi-device plan this scenario is for\n", scenario.name);
+    return false;
+  }
 
   // Warm-up: allocator pools, lazily created threads and caches settle.
   int warmup = std::max(10, runs / 20);
@@ -152,6 +150,10 @@ int main(int argc, char** argv) {
   scenarios[1].load.zoo_params = {{"layers", "2"}, {"seq", "16"}, {"hidden", "128"}, {"heads", "2"}};
   scenarios[1].options.devices = a + ",emu:gpu";
   scenarios[1].options.platform = std::string(HETSCHED_SOURCE_DIR) + "/platforms/desktop-gpu.json";
+  // heft alone keeps a model this small on the CPU: the matrix products are
+  // pinned to the GPU so that the plan has two lanes and copies.
+  scenarios[1].options.pins = {"MatMul=emu:gpu"};
+  scenarios[1].min_copies = 1;
   for (Scenario& s : scenarios) {
     s.options.scheduler = "heft";
     s.options.profile_db = db.string();

@@ -14,9 +14,8 @@ struct CliResult {
   std::string output;  // stdout and stderr together
 };
 
-// Runs `hetsched ARGS` (the build's binary) and collects its output.
-inline CliResult run_cli(const std::string& args) {
-  std::string cmd = std::string(HETSCHED_CLI) + " " + args + " 2>&1";
+// Runs a shell command line and collects its standard output.
+inline CliResult run_shell(const std::string& cmd) {
   CliResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return r;
@@ -26,5 +25,8 @@ inline CliResult run_cli(const std::string& args) {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }
+
+// Runs `hetsched ARGS` (the build's binary) and collects its output.
+inline CliResult run_cli(const std::string& args) { return run_shell(std::string(HETSCHED_CLI) + " " + args + " 2>&1"); }
 
 }  // namespace hetsched::testing

@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <future>
 #include <thread>
@@ -23,11 +22,13 @@
 #include "hetsched/session.h"
 #include "plan/plan_builder.h"
 #include "runtime/executor.h"
+#include "tensor_equality.h"
 
 namespace hetsched {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::bitwise_equal;
 using Fault = Executor::FaultKind;
 
 const std::string kPlatforms = std::string(HETSCHED_SOURCE_DIR) + "/platforms";
@@ -55,17 +56,6 @@ int settled_thread_count(int want) {
     n = thread_count();
   }
   return n;
-}
-
-bool bitwise_equal(const TensorMap& a, const TensorMap& b) {
-  if (a.size() != b.size()) return false;
-  for (const auto& [name, t] : a) {
-    auto it = b.find(name);
-    if (it == b.end() || it->second.dtype() != t.dtype() || it->second.shape() != t.shape() ||
-        std::memcmp(it->second.raw(), t.raw(), t.nbytes()) != 0)
-      return false;
-  }
-  return true;
 }
 
 struct Outcome {

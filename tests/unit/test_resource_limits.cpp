@@ -2,8 +2,6 @@
 // tensor, a CPU program's arena or a folded constant larger than the machine,
 // or an allocation over an address-space limit — is ErrorCode::kResource
 // with the bytes requested and what they were for, never a crash.
-#include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <future>
@@ -63,15 +61,8 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 // `hetsched run MODEL --devices cpu:0` with its address space limited to
 // `kib` KiB (RLIMIT_AS, set by the shell's ulimit before it execs the CLI).
 testing::CliResult run_cli_under_address_limit(const std::string& model, long kib) {
-  std::string cmd = fmt::format("ulimit -v {} && exec {} run {} --devices cpu:0 -n 1 -w 0 2>&1", kib, HETSCHED_CLI, model);
-  testing::CliResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf;
-  while (fgets(buf.data(), static_cast<int>(buf.size()), pipe)) r.output += buf.data();
-  int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return testing::run_shell(
+      fmt::format("ulimit -v {} && exec {} run {} --devices cpu:0 -n 1 -w 0 2>&1", kib, HETSCHED_CLI, model));
 }
 
 TEST(ResourceLimits, ATensorLargerThanMemoryIsRefusedWithItsSize) {
