@@ -31,9 +31,14 @@ struct Floor {
   double memory_us = kInfinity;   // overhead share + bytes it moves at bandwidth
   double compute_busy_us = 0;     // FLOPs at peak
   double memory_busy_us = 0;      // bytes that count in its launch's demand, at bandwidth
-  bool roofline = false;          // costed by the roofline (else measured)
+  // memory_us without the values between fusion units, which the critical
+  // path charges on its edges instead
+  double chain_memory_us = kInfinity;
+  bool roofline = false;  // costed by the roofline (else measured)
   bool runs() const { return std::isfinite(compute_us); }
-  double mixed_us(double lambda) const { return lambda * compute_us + (1 - lambda) * memory_us; }
+  double mixed_us(double lambda, bool edges_carry_values) const {
+    return lambda * compute_us + (1 - lambda) * (edges_carry_values ? chain_memory_us : memory_us);
+  }
 };
 
 constexpr double kPerMicrosecond = 1e3;  // GFLOP/s and GB/s to per-microsecond
@@ -336,6 +341,7 @@ Floor node_floor(const Graph& graph, NodeId id, const std::vector<NodeId>& unit,
     floor.roofline = true;
     floor.compute_us = std::min(alone.us, overhead_us + floor.compute_busy_us);
     floor.memory_us = std::min(alone.us, overhead_us + std::min(external_us + crossing_us, own_bytes * per_byte_us));
+    floor.chain_memory_us = std::min(alone.us, overhead_us + external_us);
     return floor;
   }
   // A measured device: its fusion unit's measured time, shared over the
@@ -357,7 +363,7 @@ Floor node_floor(const Graph& graph, NodeId id, const std::vector<NodeId>& unit,
   }
   us = std::min(alone.us, us);
   ResourceDemand demand = cost.demand(graph, {id}, device, us);
-  floor.compute_us = floor.memory_us = us;
+  floor.compute_us = floor.memory_us = floor.chain_memory_us = us;
   floor.compute_busy_us = us * demand.compute;
   floor.memory_busy_us = us * demand.memory;
   return floor;
@@ -387,13 +393,31 @@ MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& plat
                                                        platform.name, graph.nodes[n].name, graph.nodes[n].op_type));
   }
 
-  // Critical path, once per mix of the two views (each a lower bound on
-  // every launch's duration): finish[n][d], the earliest node n could end
-  // on device d if every device were free: after each predecessor ends, on
-  // whichever device is best for it, plus the hand-over or copy from there.
-  // Graph inputs start in host memory and graph outputs end there. Nodes
-  // come in a topological order, so predecessors are done when a node is
-  // reached.
+  // Critical path: finish[n][d], the earliest node n could end on device d
+  // if every device were free: after each predecessor ends, on whichever
+  // device is best for it, plus what the values between them cost at least
+  // (below). Graph inputs start in host memory and graph outputs end there.
+  // Nodes come in a topological order, so predecessors are done when a node
+  // is reached.
+  //
+  // A chain's launches follow one another, and each lasts at least its
+  // overheads plus any mix lambda FLOPs/peak + (1 - lambda) bytes/bandwidth
+  // of the chain's part in it. That part is counted in two ways, and the
+  // longer path of the two wins: either each node brings its floor
+  // (memory_us: its shares of every value it writes and reads, crossing
+  // edges of the chain or not) and the edges only their copies and
+  // hand-overs; or each node brings its floor without the values between
+  // fusion units (chain_memory_us) and each edge of the chain the values
+  // it passes, all of them, since one chain passes a value once:
+  //  - between devices: the copy or hand-over, plus the value's write in
+  //    the producer's launch (unless a graph output, already among its
+  //    external bytes) and its read in the reader's;
+  //  - on one device, between fusion units: the write and the read, or,
+  //    within one launch, the spill (written and read) — or, on an emulated
+  //    device with on-chip memory, a share of the launch's one overhead,
+  //    since the values it keeps on chip are at most onchip_bytes;
+  //  - within a fusion unit (maybe one kernel), or on a device whose
+  //    caches may keep it, nothing.
   int host = -1;
   for (size_t d = 0; d < n_devices && host < 0; ++d)
     if (platform.devices[d].memory_space == kHostMemory) host = static_cast<int>(d);
@@ -401,30 +425,66 @@ MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& plat
     if (from == to || bytes <= 0) return 0.0;
     return cost.transfer(bytes, platform.devices[from], platform.devices[to]).us;
   };
-  struct Edges {
-    std::map<NodeId, double> bytes_from;  // predecessor -> bytes read from it
-    double input_bytes = 0, output_bytes = 0;
+  auto per_byte_us = [&](size_t d) { return 1 / (platform.devices[d].bandwidth_gbps * kPerMicrosecond); };
+  struct Edge {
+    NodeId from = kNoNode;
+    std::vector<double> write_us, read_us;  // per device, at its bandwidth (0 where measured)
+    std::vector<double> same_memory_us;     // per device: write and read between fusion units
+    std::vector<double> same_chip_us;       // per device: the overhead share on chip (+infinity elsewhere)
+    std::vector<std::vector<double>> transfer_us;  // [from][to]
   };
-  std::vector<Edges> edges(n_nodes);
+  std::vector<std::vector<Edge>> edges_into(n_nodes);
+  std::vector<double> input_bytes(n_nodes, 0), output_bytes(n_nodes, 0);
   for (size_t n = 0; n < n_nodes; ++n) {
     const Node& node = graph.nodes[n];
-    for (ValueId v : node.inputs) {
-      if (v == kNoValue) continue;
+    std::vector<ValueId> inputs;
+    for (ValueId v : node.inputs)
+      if (v != kNoValue && std::find(inputs.begin(), inputs.end(), v) == inputs.end()) inputs.push_back(v);
+    std::map<NodeId, std::vector<ValueId>> values_from;
+    for (ValueId v : inputs) {
       NodeId producer = graph.values[v].producer;
-      double bytes = graph.values[v].nbytes();
       if (producer == kNoNode) {
-        if (!graph.values[v].initializer) edges[n].input_bytes += bytes;
+        if (!graph.values[v].initializer) input_bytes[n] += graph.values[v].nbytes();
       } else if (producer != static_cast<NodeId>(n)) {
-        edges[n].bytes_from[producer] += bytes;
+        values_from[producer].push_back(v);
       }
     }
     for (ValueId v : node.outputs)
-      if (v != kNoValue && graph.is_graph_output(v)) edges[n].output_bytes += graph.values[v].nbytes();
+      if (v != kNoValue && graph.is_graph_output(v)) output_bytes[n] += graph.values[v].nbytes();
+    for (const auto& [p, values] : values_from) {
+      Edge edge;
+      edge.from = p;
+      edge.write_us.assign(n_devices, 0);
+      edge.read_us.assign(n_devices, 0);
+      edge.same_memory_us.assign(n_devices, 0);
+      edge.same_chip_us.assign(n_devices, kInfinity);
+      double bytes = 0;
+      bool same_unit = fusion_unit_of[p] == fusion_unit_of[n];
+      for (size_t d = 0; d < n_devices; ++d) {
+        const PlatformDevice& device = platform.devices[d];
+        bool roofline = floor[n][d].roofline || floor[static_cast<size_t>(p)][d].roofline;
+        bool chip = device.onchip_bytes > 0 && device.is_emulated();
+        if (chip) edge.same_chip_us[d] = 0;
+        for (ValueId v : values) {
+          double size = graph.values[v].nbytes();
+          double write = graph.is_graph_output(v) ? 0 : size;
+          if (floor[static_cast<size_t>(p)][d].roofline) edge.write_us[d] += write * per_byte_us(d);
+          if (floor[n][d].roofline) edge.read_us[d] += size * per_byte_us(d);
+          if (same_unit || !roofline || (device.onchip_bytes > 0 && !chip)) continue;
+          edge.same_memory_us[d] += (write + size) * per_byte_us(d);
+          if (chip)
+            edge.same_chip_us[d] += size * device.launch_overhead_us / static_cast<double>(device.onchip_bytes);
+        }
+      }
+      for (ValueId v : values) bytes += graph.values[v].nbytes();
+      edge.transfer_us.assign(n_devices, std::vector<double>(n_devices, 0));
+      for (size_t from = 0; from < n_devices; ++from)
+        for (size_t to = 0; to < n_devices; ++to) edge.transfer_us[from][to] = transfer_us(bytes, from, to);
+      edges_into[n].push_back(std::move(edge));
+    }
   }
-  // Each device may take its own mix: a chain's launches on one device add
-  // up to at least that device's mix of their views. Every combination of
-  // the mixes below is tried while there are few devices, one common mix
-  // for all of them otherwise.
+  // Each device may take its own mix; every combination of the mixes below
+  // is tried while there are few devices, one common mix for all otherwise.
   const std::vector<double> kMixes{0.0, 0.25, 0.5, 0.75, 1.0};
   constexpr size_t kMaxCombinedDevices = 3;
   size_t n_combinations = 1;
@@ -435,8 +495,9 @@ MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& plat
   MakespanLowerBound bound;
   std::vector<std::vector<double>> finish(n_nodes, std::vector<double>(n_devices, kInfinity));
   std::vector<double> lambda(n_devices);
-  for (size_t combination = 0; combination < n_combinations; ++combination) {
-    for (size_t d = 0, rest = combination; d < n_devices; ++d) {
+  for (size_t combination = 0; combination < 2 * n_combinations; ++combination) {
+    bool edges_carry_values = combination >= n_combinations;
+    for (size_t d = 0, rest = combination % n_combinations; d < n_devices; ++d) {
       lambda[d] = kMixes[rest % kMixes.size()];
       if (n_devices <= kMaxCombinedDevices) rest /= kMixes.size();
     }
@@ -446,15 +507,21 @@ MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& plat
       for (size_t d = 0; d < n_devices; ++d) {
         finish[n][d] = kInfinity;
         if (!floor[n][d].runs()) continue;
-        double ready = host >= 0 ? transfer_us(edges[n].input_bytes, static_cast<size_t>(host), d) : 0;
-        for (const auto& [p, bytes] : edges[n].bytes_from) {
+        double ready = host >= 0 ? transfer_us(input_bytes[n], static_cast<size_t>(host), d) : 0;
+        for (const Edge& edge : edges_into[n]) {
           double earliest = kInfinity;
-          for (size_t from = 0; from < n_devices; ++from)
-            earliest = std::min(earliest, finish[static_cast<size_t>(p)][from] + transfer_us(bytes, from, d));
+          const std::vector<double>& before = finish[static_cast<size_t>(edge.from)];
+          for (size_t from = 0; from < n_devices; ++from) {
+            double edge_us = from == d ? 0 : edge.transfer_us[from][d];
+            if (edges_carry_values)
+              edge_us += from == d ? std::min(edge.same_chip_us[d], (1 - lambda[d]) * edge.same_memory_us[d])
+                                   : (1 - lambda[from]) * edge.write_us[from] + (1 - lambda[d]) * edge.read_us[d];
+            earliest = std::min(earliest, before[from] + edge_us);
+          }
           ready = std::max(ready, earliest);
         }
-        finish[n][d] = ready + floor[n][d].mixed_us(lambda[d]);
-        double out = host >= 0 ? transfer_us(edges[n].output_bytes, d, static_cast<size_t>(host)) : 0;
+        finish[n][d] = ready + floor[n][d].mixed_us(lambda[d], edges_carry_values);
+        double out = host >= 0 ? transfer_us(output_bytes[n], d, static_cast<size_t>(host)) : 0;
         best_end = std::min(best_end, finish[n][d] + out);
       }
       longest = std::max(longest, best_end);

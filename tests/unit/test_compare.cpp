@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,8 @@ namespace {
 
 using testing::add_float_value;
 using testing::add_op;
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 const std::string kPlatforms = std::string(HETSCHED_SOURCE_DIR) + "/platforms/";
 
@@ -89,6 +92,142 @@ TEST(LowerBound, ChainIsTheSumOfItsNodesFloors) {
   Plan sequential = make_scheduler("sequential")->schedule(g, p, *cost, on_fast);
   EXPECT_NEAR(simulate(sequential, g, p, *cost).makespan_us, bound.us, 1e-9 * bound.us);
   for (const char* name : {"heft", "peft", "duet", "ios", "auto"}) {
+    Plan plan = make_scheduler(name)->schedule(g, p, *cost, ScheduleOptions{});
+    EXPECT_GE(simulate(plan, g, p, *cost).makespan_us, bound.us * (1 - 1e-9)) << name;
+  }
+}
+
+TEST(LowerBound, AChainPassesEachValueWhole) {
+  // relu0's output is read by four Relus: each reader's own floor holds a
+  // quarter of that read, but the chain relu0 -> relu_i passes the whole
+  // value (written, then read), so the critical path is two Relus' whole
+  // cost.
+  Graph g;
+  ValueId x = add_float_value(g, "x", {1, 1 << 16});
+  ValueId y = add_float_value(g, "y", {1, 1 << 16});
+  g.inputs.push_back(x);
+  add_op(g, "Relu", "relu0", {x}, {y});
+  for (int i = 1; i <= 4; ++i) {
+    ValueId out = add_float_value(g, "out" + std::to_string(i), {1, 1 << 16});
+    g.outputs.push_back(out);
+    add_op(g, "Relu", "relu" + std::to_string(i), {y}, {out});
+  }
+  g.finalize();
+  g.annotate_costs();
+  Platform p;
+  p.name = "one";
+  p.devices = {emulated("cpu", 10)};
+  auto cost = make_roofline_cost_model(p);
+  double relu_us = cost->launch(g, {0}, p.devices[0]).us;
+  MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+  EXPECT_NEAR(bound.critical_path_us, 2 * relu_us, 1e-9 * relu_us);
+  Plan plan = make_scheduler("sequential")->schedule(g, p, *cost, ScheduleOptions{});
+  EXPECT_NEAR(simulate(plan, g, p, *cost).makespan_us, 5 * relu_us, 1e-9 * relu_us);
+  EXPECT_LE(bound.us, 5 * relu_us * (1 + 1e-9));
+}
+
+TEST(LowerBound, EachDeviceOfAChainTakesItsOwnRoofline) {
+  // A compute-bound MatMul that only `a` runs, then a memory-bound Relu
+  // that only `b` runs: the chain is the MatMul's FLOPs on `a` plus the
+  // Relu's bytes on `b` — no one mix of FLOPs and bytes for both devices
+  // gets there — and the plan meets it.
+  Graph g;
+  ValueId x = add_float_value(g, "x", {1, 512});
+  ValueId w = add_float_value(g, "w", {512, 512});
+  g.values[w].initializer = Tensor(DType::kFloat32, {512, 512});
+  ValueId h = add_float_value(g, "h", {1, 512});
+  ValueId y = add_float_value(g, "y", {1, 512});
+  g.inputs.push_back(x);
+  g.outputs.push_back(y);
+  add_op(g, "MatMul", "matmul", {x, w}, {h});
+  add_op(g, "Relu", "relu", {h}, {y});
+  g.finalize();
+  g.annotate_costs();
+  Platform p = two_devices(1, 1);
+  p.devices[0].bandwidth_gbps = 100;  // a: 1 GFLOP/s, 100 GB/s
+  p.devices[0].ops = {"MatMul"};
+  p.devices[1].peak_gflops = 100;  // b: 100 GFLOP/s, 0.001 GB/s
+  p.devices[1].bandwidth_gbps = 0.001;
+  p.devices[1].ops = {"Relu"};
+  auto cost = make_roofline_cost_model(p);
+  double matmul_us = cost->launch(g, {0}, p.devices[0]).us, relu_us = cost->launch(g, {1}, p.devices[1]).us;
+  MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+  EXPECT_NEAR(bound.critical_path_us, matmul_us + relu_us, 1e-9 * (matmul_us + relu_us));
+  // The two nodes are one fusion unit that neither device runs whole.
+  Plan plan = build_plan(g, p, {LaunchAssignment{{0}, 0, 0, ""}, LaunchAssignment{{1}, 1, 0, ""}}, "test", false);
+  EXPECT_NEAR(simulate(plan, g, p, *cost).makespan_us, bound.us, 1e-9 * bound.us);
+}
+
+TEST(LowerBound, OnChipLaunchesHoldSoMuchBetweenTheirKernels) {
+  // A chain of Relus on an emulated device whose on-chip memory holds two
+  // of the values between them: a launch runs as one kernel (one overhead)
+  // only while the values inside it fit, else it spills them. Each value
+  // between two Relus costs at least overhead * bytes / onchip_bytes (half
+  // an overhead here), where the floors of the nodes alone give nothing.
+  constexpr int kRelus = 7;
+  Graph g = relu_chain(kRelus);
+  double value_bytes = g.values[g.nodes[0].outputs[0]].nbytes();
+  Platform p;
+  p.name = "chip";
+  p.devices = {emulated("dsa", 1000)};
+  p.devices[0].bandwidth_gbps = 10;  // a spill (write and read) costs more than the on-chip share
+  p.devices[0].launch_overhead_us = 100;
+  p.devices[0].onchip_bytes = static_cast<int64_t>(2 * value_bytes);
+  auto cost = make_roofline_cost_model(p);
+  MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+  double per_value_us = p.devices[0].launch_overhead_us * value_bytes / static_cast<double>(p.devices[0].onchip_bytes);
+  EXPECT_GE(bound.us, (kRelus - 1) * per_value_us);
+
+  // Every split of the chain into consecutive launches comes in above it.
+  double best = kInfinity;
+  for (unsigned cuts = 0; cuts < 1u << (kRelus - 1); ++cuts) {
+    std::vector<LaunchAssignment> launches(1);
+    for (NodeId id = 0; id < kRelus; ++id) {
+      if (id > 0 && (cuts >> (id - 1) & 1u)) launches.emplace_back();
+      launches.back().nodes.push_back(id);
+    }
+    Plan plan = build_plan(g, p, launches, "test", false);
+    double makespan = simulate(plan, g, p, *cost).makespan_us;
+    EXPECT_GE(makespan, bound.us * (1 - 1e-9)) << "cuts " << cuts;
+    best = std::min(best, makespan);
+  }
+  EXPECT_LT(best, 1.5 * bound.us);
+}
+
+TEST(LowerBound, CopiesIntoAnotherMemorySpaceTakeTheReadingLane) {
+  // Pairs Sigmoid -> Relu where only the host device runs Sigmoid and only
+  // the accelerator, in its own memory, runs Relu: every Sigmoid output is
+  // copied in on the accelerator's one lane, and every Relu output copied
+  // back on it too. The critical path sees one pair; the capacity bound
+  // sees every copy.
+  constexpr int kPairs = 4;
+  Graph g;
+  for (int i = 0; i < kPairs; ++i) {
+    std::string n = std::to_string(i);
+    ValueId x = add_float_value(g, "x" + n, {1, 1 << 12});
+    ValueId s = add_float_value(g, "s" + n, {1, 1 << 12});
+    ValueId y = add_float_value(g, "y" + n, {1, 1 << 12});
+    g.inputs.push_back(x);
+    g.outputs.push_back(y);
+    add_op(g, "Sigmoid", "sigmoid" + n, {x}, {s});
+    add_op(g, "Relu", "relu" + n, {s}, {y});
+  }
+  g.finalize();
+  g.annotate_costs();
+  Platform p = two_devices(10, 10);
+  p.devices[0].ops = {"Sigmoid"};
+  p.devices[1].ops = {"Relu"};
+  p.devices[1].memory_space = "acc";
+  for (auto [from, to] : {std::pair{"host", "acc"}, std::pair{"acc", "host"}})
+    p.links.push_back(Link{from, to, 50, 1, "file"});
+  auto cost = make_roofline_cost_model(p);
+  double copy_us = cost->transfer(g.values[g.nodes[0].outputs[0]].nbytes(), p.devices[0], p.devices[1]).us;
+  double relu_us = cost->launch(g, {1}, p.devices[1]).us;
+  ASSERT_EQ(g.nodes[1].op_type, "Relu");
+  MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+  EXPECT_NEAR(bound.capacity_us, kPairs * (relu_us + 2 * copy_us), 1e-6 * bound.capacity_us);
+  EXPECT_LT(bound.critical_path_us, 2 * (relu_us + 2 * copy_us));
+  for (const char* name : {"heft", "peft", "auto"}) {
     Plan plan = make_scheduler(name)->schedule(g, p, *cost, ScheduleOptions{});
     EXPECT_GE(simulate(plan, g, p, *cost).makespan_us, bound.us * (1 - 1e-9)) << name;
   }
