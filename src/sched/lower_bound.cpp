@@ -57,11 +57,16 @@ constexpr double kPerMicrosecond = 1e3;  // GFLOP/s and GB/s to per-microsecond
 // input of its reader's, so it loads both devices' bandwidth:
 //   traffic(d) = sum_v (sent[v][d] + received[v][d]) bytes(v) / bandwidth(d)
 // on devices costed by the roofline (a measured launch's demand may be
-// less). Between memory spaces it is also copied on the reading lane
-// (build_plan), and a graph output made outside host memory is copied
-// there on its producer's lane: where a memory space holds one device d,
-//   copies(d) = sum_v copied[v][d] copy_us(v, d) + sum_outputs x[p][d] copy_us(v, d -> host)
-//   copied[v][d] >= x[c][d] - x[p][d], and >= x[c][d] for a graph input.
+// less). Between memory spaces build_plan copies a value once per space, on
+// the lane of its first reader there, and a graph output made outside host
+// memory right after its launch, on its producer's lane. So where a memory
+// space holds one device d, a value reaching d from another device is a
+// copy on d's lanes — but for a graph output reaching host memory (its
+// producer copied it), and for any value reaching host memory where two
+// other spaces lack a link (a copy between them goes through host memory,
+// on the reader's lane):
+//   copies(d) = sum_v received[v][d] copy_us(v, d) + sum_outputs x[p][d] copy_us(v, d -> host)
+// with received[v][d] >= x[c][d] for a graph input (it starts in host memory).
 double capacity_bound(const Graph& graph, const std::vector<std::vector<Floor>>& floor, const Platform& platform,
                       const CostModel& cost) {
   size_t n_nodes = floor.size(), n_devices = platform.devices.size();
@@ -120,6 +125,10 @@ double capacity_bound(const Graph& graph, const std::vector<std::vector<Floor>>&
   int host = -1;
   for (size_t d = 0; d < n_devices && host < 0; ++d)
     if (platform.devices[d].memory_space == kHostMemory) host = static_cast<int>(d);
+  bool host_relays = false;
+  for (const auto& [a, n_a] : devices_in_space)
+    for (const auto& [b, n_b] : devices_in_space)
+      if (a != b && a != kHostMemory && b != kHostMemory && !platform.link(a, b)) host_relays = true;
   // The shortest copy of `bytes` into device `to` from any device of
   // another memory space (+infinity when none links to it).
   auto copy_in_us = [&](double bytes, size_t to) {
@@ -162,8 +171,7 @@ double capacity_bound(const Graph& graph, const std::vector<std::vector<Floor>>&
         continue;
       }
       // Graph outputs made here go to host memory on the producer's lane.
-      if (graph.is_graph_output(v) && x(p, d) >= 0 && alone_in_space && device.memory_space != kHostMemory &&
-          host >= 0) {
+      if (graph.is_graph_output(v) && x(p, d) >= 0 && device.memory_space != kHostMemory && host >= 0) {
         double copy_us = cost.transfer(bytes, device, platform.devices[static_cast<size_t>(host)]).us;
         if (std::isfinite(copy_us)) {
           compute_streams[d].emplace_back(x(p, d), copy_us);
@@ -183,6 +191,7 @@ double capacity_bound(const Graph& graph, const std::vector<std::vector<Floor>>&
           add_row(terms, -COIN_DBL_MAX, 0);
         }
       bool copies = alone_in_space && std::isfinite(copy_in_us(bytes, d));
+      if (device.memory_space == kHostMemory && (graph.is_graph_output(v) || host_relays)) copies = false;
       if (traffic || copies)
         for (NodeId c : readers) {
           if (x(c, d) < 0) continue;
