@@ -283,6 +283,43 @@ TEST(LowerBound, NoPlanOfAnySchedulerBeatsIt) {
   }
 }
 
+TEST(LowerBound, CoarseLaunchesOnTheChipComeInAboveIt) {
+  // Launches far coarser than any scheduler's: the DSA's nodes in
+  // topological order, each joining the open launch while the cost model
+  // says that is no slower than launching it apart (one kernel while the
+  // values inside fit on chip), the ops the DSA does not run on the CPU.
+  Platform p = make_platform("", kPlatforms + "cpu-dsa.json");
+  auto cost = make_roofline_cost_model(p);
+  int dsa = p.find_device("emu:dsa"), cpu = p.find_device("emu:cpu");
+  for (const char* model : {"zoo:mobilenet_v2", "zoo:resnet50"}) {
+    Graph g = load_model(model);
+    std::vector<LaunchAssignment> launches;
+    std::vector<NodeId> open;
+    auto close = [&] {
+      if (!open.empty()) launches.push_back(LaunchAssignment{open, dsa, 0, ""});
+      open.clear();
+    };
+    for (NodeId id = 0; id < static_cast<NodeId>(g.nodes.size()); ++id) {
+      if (!p.devices[dsa].supports(g.nodes[id])) {
+        close();
+        launches.push_back(LaunchAssignment{{id}, cpu, 0, ""});
+        continue;
+      }
+      std::vector<NodeId> grown = open;
+      grown.push_back(id);
+      const PlatformDevice& device = p.devices[dsa];
+      bool join = open.empty() || cost->launch(g, grown, device).us <=
+                                      cost->launch(g, open, device).us + cost->launch(g, {id}, device).us;
+      if (!join) close();
+      open.push_back(id);
+    }
+    close();
+    ASSERT_LT(launches.size(), g.nodes.size() / 10) << model;
+    double makespan = simulate(build_plan(g, p, launches, "test", false), g, p, *cost).makespan_us;
+    EXPECT_GE(makespan, makespan_lower_bound(g, p, *cost).us * (1 - 1e-9)) << model;
+  }
+}
+
 TEST(Compare, EmulatedPlatformPredictsEverySchedulerAgainstTheBestDevice) {
   Graph g = load_model("zoo:googlenet");
   Platform p = make_platform("", kPlatforms + "phone-soc.json");
