@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <random>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -317,6 +318,47 @@ TEST(LowerBound, CoarseLaunchesOnTheChipComeInAboveIt) {
     ASSERT_LT(launches.size(), g.nodes.size() / 10) << model;
     double makespan = simulate(build_plan(g, p, launches, "test", false), g, p, *cost).makespan_us;
     EXPECT_GE(makespan, makespan_lower_bound(g, p, *cost).us * (1 - 1e-9)) << model;
+  }
+}
+
+TEST(LowerBound, RandomCoarsePlansComeInAboveIt) {
+  // Plans no scheduler makes: the nodes in topological order cut into runs
+  // of random length (one launch each), on a random device that runs them
+  // (mostly the fastest) and a random stream.
+  for (const char* file : {"desktop-gpu.json", "phone-soc.json", "cpu-dsa.json"}) {
+    Platform p = make_platform("", kPlatforms + file);
+    auto cost = make_roofline_cost_model(p);
+    for (const char* model : {"zoo:googlenet", "zoo:mobilenet_v2"}) {
+      Graph g = load_model(model);
+      double bound = makespan_lower_bound(g, p, *cost).us;
+      std::mt19937 rng(1);
+      std::uniform_real_distribution<double> uniform(0, 1);
+      for (double cut : {0.02, 0.1, 0.3, 0.7}) {
+        for (int fastest_first = 0; fastest_first < 2; ++fastest_first) {
+          std::vector<LaunchAssignment> launches(1);
+          launches[0].device = -1;
+          for (NodeId id = 0; id < static_cast<NodeId>(g.nodes.size()); ++id) {
+            LaunchAssignment& open = launches.back();
+            bool runs = open.device >= 0 && p.devices[open.device].supports(g.nodes[id]);
+            if (!runs || uniform(rng) < cut) {
+              if (!open.nodes.empty()) launches.emplace_back();
+              std::vector<int> devices;
+              for (size_t d = 0; d < p.devices.size(); ++d)
+                if (p.devices[d].supports(g.nodes[id])) devices.push_back(static_cast<int>(d));
+              int device = devices[std::uniform_int_distribution<size_t>(0, devices.size() - 1)(rng)];
+              if (fastest_first && uniform(rng) < 0.8)
+                for (int d : devices)
+                  if (p.devices[d].peak_gflops > p.devices[device].peak_gflops) device = d;
+              launches.back().device = device;
+              launches.back().stream = std::uniform_int_distribution<int>(0, p.devices[device].n_streams - 1)(rng);
+            }
+            launches.back().nodes.push_back(id);
+          }
+          double makespan = simulate(build_plan(g, p, launches, "test", false), g, p, *cost).makespan_us;
+          EXPECT_GE(makespan, bound * (1 - 1e-9)) << model << " on " << file << ", cut " << cut;
+        }
+      }
+    }
   }
 }
 
