@@ -252,7 +252,6 @@ double capacity_bound(const Graph& graph, const std::vector<std::vector<Floor>>&
   return lp.objectiveValue();
 }
 
-
 // Bytes each node moves in any launch that holds it, shared so that the
 // nodes of one launch never add up to more than the launch moves
 // (launch_bytes, plus the values spilled between its kernels):
@@ -263,9 +262,11 @@ double capacity_bound(const Graph& graph, const std::vector<std::vector<Floor>>&
 //    are whole fusion units or single nodes, so such a value leaves its
 //    producer's kernel: it is written once (an output of the launch, or
 //    spilled) and read at least once in each launch holding a reader (from
-//    outside, or spilled), the readers sharing that read. Only devices
-//    without on-chip memory pay this: elsewhere it may stay on chip, and
-//    spilled bytes are no part of a launch's bandwidth demand either.
+//    outside, or spilled), the readers sharing that read. Devices without
+//    on-chip memory pay it in full, emulated ones with it at a rate their
+//    chip allows (node_floor), real ones (whose caches may keep it) not at
+//    all; and only as time: spilled bytes are no part of a launch's
+//    bandwidth demand.
 struct NodeBytes {
   double external = 0;
   double crossing = 0;
@@ -471,7 +472,7 @@ MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& plat
       bool same_unit = fusion_unit_of[p] == fusion_unit_of[n];
       for (size_t d = 0; d < n_devices; ++d) {
         const PlatformDevice& device = platform.devices[d];
-        bool roofline = floor[n][d].roofline || floor[static_cast<size_t>(p)][d].roofline;
+        bool roofline = floor[n][d].roofline && floor[static_cast<size_t>(p)][d].roofline;
         bool chip = device.onchip_bytes > 0 && device.is_emulated();
         if (chip) edge.same_chip_us[d] = 0;
         for (ValueId v : values) {
