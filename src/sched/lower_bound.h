@@ -1,29 +1,56 @@
 // A lower bound on the makespan of any plan of a graph on a platform, under
 // a cost model: what `compare` measures every scheduler against.
 //
-// It holds for any grouping of nodes into launches. Each node is costed at
-// the least it could take inside any launch on a device (never more than the
-// cost model's estimate for it alone):
-//  - on an emulated device with on-chip memory (a fused group may be one
-//    kernel with its activations on chip): its FLOPs at the device's peak or its weights
-//    at the device's bandwidth, whichever is longer;
-//  - on a roofline-costed device without it: its fusion unit (a launch pays
-//    one overhead per unit it holds) at one launch overhead plus the mean of
-//    its FLOPs at peak and its weights at bandwidth (max(a, b) >= (a + b) / 2
-//    holds for sums over the units of any launch), shared over the unit's
-//    nodes by their own such work;
-//  - on a measured device: its fusion unit's measured time, shared the same
-//    way — a launch measured as one could, in principle, take less.
+// It holds for any grouping of nodes into launches, and for the copies
+// build_plan adds. A roofline launch takes its overheads (one per kernel)
+// plus max(FLOPs / peak, bytes / bandwidth) over all its nodes, where its
+// bytes are launch_bytes and the values spilled between its kernels; so any
+// mix lambda * FLOPs / peak + (1 - lambda) * bytes / bandwidth of a launch's
+// nodes, lambda in [0, 1], is at most its duration. Each node gets a floor
+// in two views, compute (lambda = 1) and memory (lambda = 0), never more
+// than the cost model's estimate for it alone:
+//  - overhead: on a device without on-chip memory, or a real one (each
+//    kernel pays one, and a kernel is at most a fusion unit), the launch
+//    overhead shared by the unit's nodes the device runs; none on an
+//    emulated device with on-chip memory (a launch whose values between
+//    kernels fit there is one kernel, however many nodes it holds);
+//  - compute: its FLOPs at peak;
+//  - memory: the bytes it moves in any launch, shared so that a launch's
+//    nodes never add up to more than the launch moves: weights and graph
+//    inputs (fetched once, shared by their readers), graph outputs, and the
+//    values passed between fusion units — written once and read at least
+//    once per launch holding a reader, or spilled (both) within a launch.
+//    Those values count in full on devices without on-chip memory; on an
+//    emulated device with it, at min(launch overhead / onchip_bytes,
+//    2 / bandwidth) per byte (half to the write, half to the reads): what
+//    a launch keeps on chip is at most onchip_bytes, paid by its one
+//    overhead; what it spills or leaves goes through memory; nothing on a
+//    real device, whose caches may keep it;
+//  - on a measured device: its fusion unit's measured time shared by the
+//    unit's nodes' work, in both views — a launch measured as one could,
+//    in principle, take less.
 // Two bounds, the larger wins:
-//  - critical path: the longest chain of nodes, each on any device, plus
-//    the hand-overs and copies between devices along it (graph inputs start
-//    and outputs end in host memory), every device free;
+//  - critical path: the longest chain of nodes, each on any device, every
+//    device free, with the hand-overs and copies between devices along it
+//    (graph inputs start and outputs end in host memory). Each device takes
+//    its own mix of the two views (every combination of lambda in {0, 1/4,
+//    1/2, 3/4, 1} for up to three devices, one common lambda beyond), and
+//    the chain is counted two ways: nodes at their floors; or nodes without
+//    the values between fusion units, and each edge of the chain with the
+//    whole values it passes (written and read, or spilled, or on chip as
+//    above; nothing within one fusion unit), since one chain passes a
+//    value once.
 //  - capacity (an LP relaxation, solved with COIN-OR Clp): the smallest T
 //    such that the nodes can be split fractionally over the devices with no
-//    resource busy for longer than T. The resources are those the simulator
-//    shares (simulator.h): each device's streams (a node takes its whole
-//    time on one stream), its compute and its bandwidth (a node takes its
-//    ResourceDemand's fraction of them), and each SharedResource's bandwidth.
+//    resource busy for longer than T. The resources are each device's
+//    streams (every launch and copy takes a lane; both views), and those
+//    the simulator shares (simulator.h): each device's compute (FLOPs at
+//    peak) and bandwidth, and each SharedResource's bandwidth, which count
+//    only what a launch's demand counts (launch_bytes: external bytes, and
+//    values between devices, whose producer writes and reader reads them;
+//    not spills). A value reaching a device alone in its memory space from
+//    another one is a copy on that device's lanes (build_plan copies on the
+//    reading lane; a graph output leaves on its producer's).
 #pragma once
 
 #include "hetsched/cost_model.h"

@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <random>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +27,8 @@ namespace {
 
 using testing::add_float_value;
 using testing::add_op;
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 const std::string kPlatforms = std::string(HETSCHED_SOURCE_DIR) + "/platforms/";
 
@@ -47,14 +51,11 @@ Platform two_devices(double fast_gflops, double slow_gflops) {
   return p;
 }
 
-TEST(LowerBound, ChainIsTheSumOfItsNodesFloors) {
-  // Relu after Relu: no weights, so each node's floor on a roofline device
-  // without on-chip memory is one launch overhead plus half its FLOPs at
-  // peak; the faster device's floors add up along the chain.
+Graph relu_chain(int n_relus) {
   Graph g;
   ValueId v = add_float_value(g, "x", {1, 1 << 16});
   g.inputs.push_back(v);
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < n_relus; ++i) {
     ValueId out = add_float_value(g, "y" + std::to_string(i), {1, 1 << 16});
     add_op(g, "Relu", "relu" + std::to_string(i), {v}, {out});
     v = out;
@@ -62,18 +63,175 @@ TEST(LowerBound, ChainIsTheSumOfItsNodesFloors) {
   g.outputs.push_back(v);
   g.finalize();
   g.annotate_costs();
+  return g;
+}
+
+TEST(LowerBound, ChainIsTheSumOfItsNodesFloors) {
+  // Relu after Relu, memory-bound, on devices without on-chip memory: each
+  // value between them is written and read through memory in any plan, and
+  // each Relu is its own kernel with its own overhead, so every node's
+  // floor is its whole cost alone, and the chain on the faster device is
+  // exactly the bound: the sequential plan there meets it. (The mean of
+  // FLOPs and weights at peak, the floor before the memory view, gave less
+  // than a tenth of it.)
+  Graph g = relu_chain(3);
   Platform p = two_devices(20, 5);
   auto cost = make_roofline_cost_model(p);
-  double expected = 0;
-  for (const Node& node : g.nodes) {
-    double floor = p.devices[0].launch_overhead_us + node.cost.flops / (20 * 1e3) / 2;
-    EXPECT_LT(floor, cost->launch(g, {0}, p.devices[0]).us) << "the floor is below the estimate alone";
-    expected += floor;
+  double expected = 0, mean_floors = 0;
+  for (NodeId id = 0; id < static_cast<NodeId>(g.nodes.size()); ++id) {
+    expected += cost->launch(g, {id}, p.devices[0]).us;
+    mean_floors += p.devices[0].launch_overhead_us + g.nodes[id].cost.flops / (20 * 1e3) / 2;
   }
   MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
   EXPECT_NEAR(bound.critical_path_us, expected, 1e-9 * expected);
   EXPECT_LE(bound.capacity_us, bound.critical_path_us + 1e-9);
   EXPECT_DOUBLE_EQ(bound.us, bound.critical_path_us);
+  EXPECT_GT(bound.us, 10 * mean_floors);
+
+  ScheduleOptions on_fast;
+  on_fast.params["device"] = p.devices[0].name;
+  Plan sequential = make_scheduler("sequential")->schedule(g, p, *cost, on_fast);
+  EXPECT_NEAR(simulate(sequential, g, p, *cost).makespan_us, bound.us, 1e-9 * bound.us);
+  for (const char* name : {"heft", "peft", "duet", "ios", "auto"}) {
+    Plan plan = make_scheduler(name)->schedule(g, p, *cost, ScheduleOptions{});
+    EXPECT_GE(simulate(plan, g, p, *cost).makespan_us, bound.us * (1 - 1e-9)) << name;
+  }
+}
+
+TEST(LowerBound, AChainPassesEachValueWhole) {
+  // relu0's output is read by four Relus: each reader's own floor holds a
+  // quarter of that read, but the chain relu0 -> relu_i passes the whole
+  // value (written, then read), so the critical path is two Relus' whole
+  // cost.
+  Graph g;
+  ValueId x = add_float_value(g, "x", {1, 1 << 16});
+  ValueId y = add_float_value(g, "y", {1, 1 << 16});
+  g.inputs.push_back(x);
+  add_op(g, "Relu", "relu0", {x}, {y});
+  for (int i = 1; i <= 4; ++i) {
+    ValueId out = add_float_value(g, "out" + std::to_string(i), {1, 1 << 16});
+    g.outputs.push_back(out);
+    add_op(g, "Relu", "relu" + std::to_string(i), {y}, {out});
+  }
+  g.finalize();
+  g.annotate_costs();
+  Platform p;
+  p.name = "one";
+  p.devices = {emulated("cpu", 10)};
+  auto cost = make_roofline_cost_model(p);
+  double relu_us = cost->launch(g, {0}, p.devices[0]).us;
+  MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+  EXPECT_NEAR(bound.critical_path_us, 2 * relu_us, 1e-9 * relu_us);
+  Plan plan = make_scheduler("sequential")->schedule(g, p, *cost, ScheduleOptions{});
+  EXPECT_NEAR(simulate(plan, g, p, *cost).makespan_us, 5 * relu_us, 1e-9 * relu_us);
+  EXPECT_LE(bound.us, 5 * relu_us * (1 + 1e-9));
+}
+
+TEST(LowerBound, EachDeviceOfAChainTakesItsOwnRoofline) {
+  // A compute-bound MatMul that only `a` runs, then a memory-bound Relu
+  // that only `b` runs: the chain is the MatMul's FLOPs on `a` plus the
+  // Relu's bytes on `b` — no one mix of FLOPs and bytes for both devices
+  // gets there — and the plan meets it.
+  Graph g;
+  ValueId x = add_float_value(g, "x", {1, 512});
+  ValueId w = add_float_value(g, "w", {512, 512});
+  g.values[w].initializer = Tensor(DType::kFloat32, {512, 512});
+  ValueId h = add_float_value(g, "h", {1, 512});
+  ValueId y = add_float_value(g, "y", {1, 512});
+  g.inputs.push_back(x);
+  g.outputs.push_back(y);
+  add_op(g, "MatMul", "matmul", {x, w}, {h});
+  add_op(g, "Relu", "relu", {h}, {y});
+  g.finalize();
+  g.annotate_costs();
+  Platform p = two_devices(1, 1);
+  p.devices[0].bandwidth_gbps = 100;  // a: 1 GFLOP/s, 100 GB/s
+  p.devices[0].ops = {"MatMul"};
+  p.devices[1].peak_gflops = 100;  // b: 100 GFLOP/s, 0.001 GB/s
+  p.devices[1].bandwidth_gbps = 0.001;
+  p.devices[1].ops = {"Relu"};
+  auto cost = make_roofline_cost_model(p);
+  double matmul_us = cost->launch(g, {0}, p.devices[0]).us, relu_us = cost->launch(g, {1}, p.devices[1]).us;
+  MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+  EXPECT_NEAR(bound.critical_path_us, matmul_us + relu_us, 1e-9 * (matmul_us + relu_us));
+  // The two nodes are one fusion unit that neither device runs whole.
+  Plan plan = build_plan(g, p, {LaunchAssignment{{0}, 0, 0, ""}, LaunchAssignment{{1}, 1, 0, ""}}, "test", false);
+  EXPECT_NEAR(simulate(plan, g, p, *cost).makespan_us, bound.us, 1e-9 * bound.us);
+}
+
+TEST(LowerBound, OnChipLaunchesHoldSoMuchBetweenTheirKernels) {
+  // A chain of Relus on an emulated device whose on-chip memory holds two
+  // of the values between them: a launch runs as one kernel (one overhead)
+  // only while the values inside it fit, else it spills them. Each value
+  // between two Relus costs at least overhead * bytes / onchip_bytes (half
+  // an overhead here), where the floors of the nodes alone give nothing.
+  constexpr int kRelus = 7;
+  Graph g = relu_chain(kRelus);
+  double value_bytes = g.values[g.nodes[0].outputs[0]].nbytes();
+  Platform p;
+  p.name = "chip";
+  p.devices = {emulated("dsa", 1000)};
+  p.devices[0].bandwidth_gbps = 10;  // a spill (write and read) costs more than the on-chip share
+  p.devices[0].launch_overhead_us = 100;
+  p.devices[0].onchip_bytes = static_cast<int64_t>(2 * value_bytes);
+  auto cost = make_roofline_cost_model(p);
+  MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+  double per_value_us = p.devices[0].launch_overhead_us * value_bytes / static_cast<double>(p.devices[0].onchip_bytes);
+  EXPECT_GE(bound.us, (kRelus - 1) * per_value_us);
+
+  // Every split of the chain into consecutive launches comes in above it.
+  double best = kInfinity;
+  for (unsigned cuts = 0; cuts < 1u << (kRelus - 1); ++cuts) {
+    std::vector<LaunchAssignment> launches(1);
+    for (NodeId id = 0; id < kRelus; ++id) {
+      if (id > 0 && (cuts >> (id - 1) & 1u)) launches.emplace_back();
+      launches.back().nodes.push_back(id);
+    }
+    Plan plan = build_plan(g, p, launches, "test", false);
+    double makespan = simulate(plan, g, p, *cost).makespan_us;
+    EXPECT_GE(makespan, bound.us * (1 - 1e-9)) << "cuts " << cuts;
+    best = std::min(best, makespan);
+  }
+  EXPECT_LT(best, 1.5 * bound.us);
+}
+
+TEST(LowerBound, CopiesIntoAnotherMemorySpaceTakeTheReadingLane) {
+  // Pairs Sigmoid -> Relu where only the host device runs Sigmoid and only
+  // the accelerator, in its own memory, runs Relu: every Sigmoid output is
+  // copied in on the accelerator's one lane, and every Relu output copied
+  // back on it too. The critical path sees one pair; the capacity bound
+  // sees every copy.
+  constexpr int kPairs = 4;
+  Graph g;
+  for (int i = 0; i < kPairs; ++i) {
+    std::string n = std::to_string(i);
+    ValueId x = add_float_value(g, "x" + n, {1, 1 << 12});
+    ValueId s = add_float_value(g, "s" + n, {1, 1 << 12});
+    ValueId y = add_float_value(g, "y" + n, {1, 1 << 12});
+    g.inputs.push_back(x);
+    g.outputs.push_back(y);
+    add_op(g, "Sigmoid", "sigmoid" + n, {x}, {s});
+    add_op(g, "Relu", "relu" + n, {s}, {y});
+  }
+  g.finalize();
+  g.annotate_costs();
+  Platform p = two_devices(10, 10);
+  p.devices[0].ops = {"Sigmoid"};
+  p.devices[1].ops = {"Relu"};
+  p.devices[1].memory_space = "acc";
+  for (auto [from, to] : {std::pair{"host", "acc"}, std::pair{"acc", "host"}})
+    p.links.push_back(Link{from, to, 50, 1, "file"});
+  auto cost = make_roofline_cost_model(p);
+  double copy_us = cost->transfer(g.values[g.nodes[0].outputs[0]].nbytes(), p.devices[0], p.devices[1]).us;
+  double relu_us = cost->launch(g, {1}, p.devices[1]).us;
+  ASSERT_EQ(g.nodes[1].op_type, "Relu");
+  MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+  EXPECT_NEAR(bound.capacity_us, kPairs * (relu_us + 2 * copy_us), 1e-6 * bound.capacity_us);
+  EXPECT_LT(bound.critical_path_us, 2 * (relu_us + 2 * copy_us));
+  for (const char* name : {"heft", "peft", "auto"}) {
+    Plan plan = make_scheduler(name)->schedule(g, p, *cost, ScheduleOptions{});
+    EXPECT_GE(simulate(plan, g, p, *cost).makespan_us, bound.us * (1 - 1e-9)) << name;
+  }
 }
 
 TEST(LowerBound, IndependentWorkSplitsOverTheDevices) {
@@ -90,7 +248,9 @@ TEST(LowerBound, IndependentWorkSplitsOverTheDevices) {
   g.annotate_costs();
   Platform p = two_devices(10, 10);
   auto cost = make_roofline_cost_model(p);
-  auto floor_on = [&](const PlatformDevice& d) { return d.launch_overhead_us + g.nodes[0].cost.flops / (d.peak_gflops * 1e3) / 2; };
+  // Each Relu reads a graph input and writes a graph output: its floor is
+  // its whole cost alone.
+  auto floor_on = [&](const PlatformDevice& d) { return cost->launch(g, {0}, d).us; };
   double c = floor_on(p.devices[0]);
   MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
   EXPECT_NEAR(bound.critical_path_us, c, 1e-9 * c);
@@ -120,6 +280,84 @@ TEST(LowerBound, NoPlanOfAnySchedulerBeatsIt) {
       Plan plan = make_scheduler(name)->schedule(g, p, *cost, ScheduleOptions{});
       double makespan = simulate(plan, g, p, *cost).makespan_us;
       EXPECT_GE(makespan, bound.us * (1 - 1e-9)) << name << " on " << file;
+    }
+  }
+}
+
+TEST(LowerBound, CoarseLaunchesOnTheChipComeInAboveIt) {
+  // Launches far coarser than any scheduler's: the DSA's nodes in
+  // topological order, each joining the open launch while the cost model
+  // says that is no slower than launching it apart (one kernel while the
+  // values inside fit on chip), the ops the DSA does not run on the CPU.
+  Platform p = make_platform("", kPlatforms + "cpu-dsa.json");
+  auto cost = make_roofline_cost_model(p);
+  int dsa = p.find_device("emu:dsa"), cpu = p.find_device("emu:cpu");
+  for (const char* model : {"zoo:mobilenet_v2", "zoo:resnet50"}) {
+    Graph g = load_model(model);
+    std::vector<LaunchAssignment> launches;
+    std::vector<NodeId> open;
+    auto close = [&] {
+      if (!open.empty()) launches.push_back(LaunchAssignment{open, dsa, 0, ""});
+      open.clear();
+    };
+    for (NodeId id = 0; id < static_cast<NodeId>(g.nodes.size()); ++id) {
+      if (!p.devices[dsa].supports(g.nodes[id])) {
+        close();
+        launches.push_back(LaunchAssignment{{id}, cpu, 0, ""});
+        continue;
+      }
+      std::vector<NodeId> grown = open;
+      grown.push_back(id);
+      const PlatformDevice& device = p.devices[dsa];
+      bool join = open.empty() || cost->launch(g, grown, device).us <=
+                                      cost->launch(g, open, device).us + cost->launch(g, {id}, device).us;
+      if (!join) close();
+      open.push_back(id);
+    }
+    close();
+    ASSERT_LT(launches.size(), g.nodes.size() / 10) << model;
+    double makespan = simulate(build_plan(g, p, launches, "test", false), g, p, *cost).makespan_us;
+    EXPECT_GE(makespan, makespan_lower_bound(g, p, *cost).us * (1 - 1e-9)) << model;
+  }
+}
+
+TEST(LowerBound, RandomCoarsePlansComeInAboveIt) {
+  // Plans no scheduler makes: the nodes in topological order cut into runs
+  // of random length (one launch each), on a random device that runs them
+  // (mostly the fastest) and a random stream.
+  for (const char* file : {"desktop-gpu.json", "phone-soc.json", "cpu-dsa.json"}) {
+    Platform p = make_platform("", kPlatforms + file);
+    auto cost = make_roofline_cost_model(p);
+    for (const char* model : {"zoo:googlenet", "zoo:mobilenet_v2"}) {
+      Graph g = load_model(model);
+      double bound = makespan_lower_bound(g, p, *cost).us;
+      std::mt19937 rng(1);
+      std::uniform_real_distribution<double> uniform(0, 1);
+      for (double cut : {0.02, 0.1, 0.3, 0.7}) {
+        for (int fastest_first = 0; fastest_first < 2; ++fastest_first) {
+          std::vector<LaunchAssignment> launches(1);
+          launches[0].device = -1;
+          for (NodeId id = 0; id < static_cast<NodeId>(g.nodes.size()); ++id) {
+            LaunchAssignment& open = launches.back();
+            bool runs = open.device >= 0 && p.devices[open.device].supports(g.nodes[id]);
+            if (!runs || uniform(rng) < cut) {
+              if (!open.nodes.empty()) launches.emplace_back();
+              std::vector<int> devices;
+              for (size_t d = 0; d < p.devices.size(); ++d)
+                if (p.devices[d].supports(g.nodes[id])) devices.push_back(static_cast<int>(d));
+              int device = devices[std::uniform_int_distribution<size_t>(0, devices.size() - 1)(rng)];
+              if (fastest_first && uniform(rng) < 0.8)
+                for (int d : devices)
+                  if (p.devices[d].peak_gflops > p.devices[device].peak_gflops) device = d;
+              launches.back().device = device;
+              launches.back().stream = std::uniform_int_distribution<int>(0, p.devices[device].n_streams - 1)(rng);
+            }
+            launches.back().nodes.push_back(id);
+          }
+          double makespan = simulate(build_plan(g, p, launches, "test", false), g, p, *cost).makespan_us;
+          EXPECT_GE(makespan, bound * (1 - 1e-9)) << model << " on " << file << ", cut " << cut;
+        }
+      }
     }
   }
 }
