@@ -37,7 +37,8 @@ std::vector<Tensor> compute_reshape(const Node& node, const std::vector<const Te
     }
     if (d < 0) throw_runtime(node, fmt::format("shape value {} is invalid", d));
     shape[i] = d;
-    known *= d;
+    if (__builtin_mul_overflow(known, d, &known))  // the spec is data: any int64
+      throw_runtime(node, fmt::format("shape [{}] is too large", fmt::join(spec, ",")));
   }
   if (infer_at >= 0) {
     if (allow_zero && known == 0) throw_runtime(node, "shape has both -1 and 0 with allowzero=1");
