@@ -39,7 +39,7 @@ namespace hetsched {
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-const std::set<std::string> kKnownParams = {"schedulers", "max_evals", "budget_ms"};
+const std::set<std::string> kKnownParams = {"schedulers", "max_evals", "budget_ms", "coarsen"};
 const std::set<std::string> kNotByDefault = {"auto", "optimal"};
 
 int int_param(const ScheduleOptions& options, const std::string& name, int fallback, int min_value) {
@@ -79,6 +79,123 @@ struct Candidate {
   std::vector<LaunchAssignment> launches;
 };
 
+// Lane of a launch: (device, stream).
+bool same_lane(const LaunchAssignment& a, const LaunchAssignment& b) {
+  return a.device == b.device && a.stream == b.stream;
+}
+
+// Nodes of two launches as one, ascending: node ids are a topological order
+// (Graph::finalize), so the merged launch lists its nodes in one too.
+std::vector<NodeId> merged_nodes(const std::vector<NodeId>& a, const std::vector<NodeId>& b) {
+  std::vector<NodeId> nodes;
+  nodes.reserve(a.size() + b.size());
+  std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(nodes));
+  return nodes;
+}
+
+// The coarsening pass: `launches` (a topological order, as build_plan takes
+// them) walked in order, each joining the open launch of its lane (the last
+// one there) when the cost model says the joined launch is no slower than
+// the two apart. That is where one launch of many kernels pays: on a device
+// with on-chip memory it runs as one kernel with one launch overhead while
+// the values between its kernels fit (onchip_partition.h), and the roofline
+// charges a launch max(its FLOPs / peak, its bytes / bandwidth), so work
+// bound by compute and work bound by memory overlap inside one launch.
+// A launch read on another lane is never joined by a later one: its reader
+// would wait for the whole joined launch, a loss the cost model does not
+// see (the local search, which simulates, joins such launches when it
+// pays). The resulting plan is one more candidate, kept only when the
+// simulator says so.
+//
+// A join keeps the launch graph acyclic: the joined launch takes the open
+// launch's place when every launch the new one reads from is at or before
+// it (on another lane, one the open launch reads from too: else the joined
+// launch would start later), else the new one's place when nothing between them reads the open
+// launch (a path from one to the other through a third launch would need
+// both); otherwise the new launch opens its lane anew.
+std::vector<LaunchAssignment> coarsen(const Graph& graph, const Platform& platform, const CostModel& cost,
+                                      const std::vector<LaunchAssignment>& launches) {
+  struct Open {
+    LaunchAssignment launch;
+    long key = 0;          // its place in the output order
+    bool read = false;     // some launch after it reads from it
+    bool read_elsewhere = false;  // a launch on another lane reads from it (in `launches`)
+    std::set<int> waits_for;      // the launches on other lanes it reads from
+    double us = 0;
+  };
+  std::vector<int> given_of(graph.nodes.size(), -1);  // node -> index into launches
+  for (size_t l = 0; l < launches.size(); ++l)
+    for (NodeId id : launches[l].nodes) given_of[id] = static_cast<int>(l);
+  auto read_on_other_lane = [&](const LaunchAssignment& launch) {
+    for (NodeId id : launch.nodes)
+      for (ValueId v : graph.nodes[id].outputs) {
+        if (v == kNoValue) continue;
+        for (NodeId reader : graph.values[v].consumers)
+          if (!same_lane(launches[given_of[reader]], launch)) return true;
+      }
+    return false;
+  };
+  std::vector<Open> out;
+  std::vector<int> out_of(graph.nodes.size(), -1);  // node -> index into out
+  std::vector<int> open_on_lane;                     // per lane id: index into out, or -1
+  std::vector<std::pair<int, int>> lanes;           // lane id -> (device, stream)
+  long next_key = 0;
+  for (const LaunchAssignment& launch : launches) {
+    std::pair<int, int> lane{launch.device, launch.stream};
+    size_t lane_id = std::find(lanes.begin(), lanes.end(), lane) - lanes.begin();
+    if (lane_id == lanes.size()) lanes.push_back(lane), open_on_lane.push_back(-1);
+    std::set<int> readers_of;  // out indices this launch reads from
+    for (NodeId id : launch.nodes)
+      for (ValueId v : graph.nodes[id].inputs) {
+        if (v == kNoValue || graph.values[v].producer == kNoNode) continue;
+        int from = out_of[graph.values[v].producer];
+        if (from >= 0) readers_of.insert(from);
+      }
+    const PlatformDevice& device = platform.devices[launch.device];
+    double us = cost.launch(graph, launch.nodes, device).us;
+    int o = open_on_lane[lane_id];
+    bool joined = false;
+    if (o >= 0) {
+      Open& open = out[o];
+      // In the open launch's place, the joined launch must not wait for
+      // anything on another lane that the open launch did not: it would
+      // start later, and so would everything after it on its lane.
+      bool reads_only_before = std::all_of(readers_of.begin(), readers_of.end(), [&](int r) {
+        if (r == o) return true;
+        if (same_lane(out[r].launch, open.launch)) return out[r].key <= open.key;
+        return open.waits_for.count(r) > 0;
+      });
+      if (!open.read_elsewhere && (reads_only_before || !open.read)) {
+        std::vector<NodeId> nodes = merged_nodes(open.launch.nodes, launch.nodes);
+        double joined_us = cost.launch(graph, nodes, device).us;
+        if (joined_us <= (open.us + us) * (1 + 1e-9)) {
+          open.launch.nodes = std::move(nodes);
+          open.us = joined_us;
+          open.read_elsewhere = read_on_other_lane(launch);
+          for (int r : readers_of)
+            if (r != o && !same_lane(out[r].launch, open.launch)) open.waits_for.insert(r);
+          if (!reads_only_before) open.key = next_key++;
+          for (NodeId id : launch.nodes) out_of[id] = o;
+          for (int r : readers_of)
+            if (r != o) out[r].read = true;
+          joined = true;
+        }
+      }
+    }
+    if (joined) continue;
+    for (int r : readers_of) out[r].read = true;
+    out.push_back({launch, next_key++, false, read_on_other_lane(launch), {}, us});
+    for (int r : readers_of)
+      if (!same_lane(out[r].launch, launch)) out.back().waits_for.insert(r);
+    open_on_lane[lane_id] = static_cast<int>(out.size()) - 1;
+    for (NodeId id : launch.nodes) out_of[id] = open_on_lane[lane_id];
+  }
+  std::sort(out.begin(), out.end(), [](const Open& a, const Open& b) { return a.key < b.key; });
+  std::vector<LaunchAssignment> result;
+  for (Open& o : out) result.push_back(std::move(o.launch));
+  return result;
+}
+
 // Hill climbing over launch assignments; every step rebuilds the plan and
 // simulates it, so what it optimises is exactly what `simulate` predicts.
 class LocalSearch {
@@ -95,6 +212,10 @@ class LocalSearch {
     order_.resize(n);
     for (size_t i = 0; i < n; ++i) order_[i] = static_cast<int>(i);
     why_.assign(n, "");
+    unit_of_.assign(graph_.nodes.size(), -1);
+    std::vector<std::vector<NodeId>> units = fusion_units(graph_);
+    for (size_t u = 0; u < units.size(); ++u)
+      for (NodeId id : units[u]) unit_of_[id] = static_cast<int>(u);
     index_dependencies();
     best_ = evaluate();
     start_us_ = best_.makespan_us;
@@ -104,9 +225,11 @@ class LocalSearch {
     bool improved = true;
     while (improved && !out_of_budget()) {
       improved = false;
-      for (size_t i = 0; i < launches_.size() && !out_of_budget(); ++i) improved |= try_moves(order_[i]);
-      for (size_t i = 0; i < launches_.size() && !out_of_budget(); ++i) improved |= try_chain_moves(order_[i]);
-      for (size_t i = 0; i < launches_.size() && !out_of_budget(); ++i) improved |= try_streams(order_[i]);
+      for (size_t i = 0; i < order_.size() && !out_of_budget(); ++i) improved |= try_moves(order_[i]);
+      for (size_t i = 0; i < order_.size() && !out_of_budget(); ++i) improved |= try_chain_moves(order_[i]);
+      for (size_t i = 0; i < order_.size() && !out_of_budget(); ++i) improved |= try_streams(order_[i]);
+      for (size_t p = 0; p < order_.size() && !out_of_budget(); ++p) improved |= try_merge(p);
+      for (size_t p = 0; p < order_.size() && !out_of_budget(); ++p) improved |= try_split(p);
       for (size_t p = 1; p < order_.size() && !out_of_budget(); ++p) improved |= try_earlier(p);
       for (size_t p = 0; p < order_.size() && !out_of_budget(); ++p) improved |= try_swaps(p);
     }
@@ -135,6 +258,7 @@ class LocalSearch {
     for (size_t l = 0; l < launches_.size(); ++l)
       for (NodeId id : launches_[l].nodes) launch_of[id] = static_cast<int>(l);
     predecessors_.assign(launches_.size(), {});
+    successors_.assign(launches_.size(), {});
     for (size_t l = 0; l < launches_.size(); ++l)
       for (NodeId id : launches_[l].nodes)
         for (ValueId v : graph_.nodes[id].inputs) {
@@ -142,12 +266,11 @@ class LocalSearch {
           int from = launch_of[graph_.values[v].producer];
           if (from >= 0 && from != static_cast<int>(l)) predecessors_[l].insert(from);
         }
-    std::vector<std::vector<int>> successors(launches_.size());
     for (size_t l = 0; l < launches_.size(); ++l)
-      for (int p : predecessors_[l]) successors[p].push_back(static_cast<int>(l));
+      for (int p : predecessors_[l]) successors_[p].insert(static_cast<int>(l));
     sole_successor_.assign(launches_.size(), -1);
     for (size_t l = 0; l < launches_.size(); ++l)
-      if (successors[l].size() == 1) sole_successor_[l] = successors[l].front();
+      if (successors_[l].size() == 1) sole_successor_[l] = *successors_[l].begin();
   }
 
   bool out_of_budget() const { return evals_ >= max_evals_ || std::chrono::steady_clock::now() >= deadline_; }
@@ -307,6 +430,83 @@ class LocalSearch {
     return false;
   }
 
+  // Joins the launch at order_[p] and the next launch on its lane into one
+  // (see coarsen() for why one launch can be faster than two). The joined
+  // launch takes the first one's place when none of the second's direct
+  // predecessors lies between them, else the second's place when none of
+  // the first's direct successors does (any path between the two through a
+  // third launch would put one of each in between: the order is
+  // topological); otherwise it is not tried.
+  bool try_merge(size_t p) {
+    int l = order_[p];
+    size_t q = p + 1;
+    while (q < order_.size() && !same_lane(launches_[order_[q]], launches_[l])) ++q;
+    if (q == order_.size()) return false;  // last on its lane
+    int m = order_[q];
+    bool first_place = true, second_place = true;
+    for (size_t k = p + 1; k < q; ++k) {
+      first_place = first_place && !predecessors_[m].count(order_[k]);
+      second_place = second_place && !successors_[l].count(order_[k]);
+    }
+    if (!first_place && !second_place) return false;
+    for (NodeId id : launches_[m].nodes)
+      if (!platform_.devices[launches_[l].device].supports(graph_.nodes[id])) return false;
+    LaunchAssignment old_l = launches_[l], old_m = launches_[m];
+    std::vector<int> saved = order_;
+    launches_[l].nodes = merged_nodes(old_l.nodes, old_m.nodes);
+    launches_[m].nodes.clear();
+    order_.erase(order_.begin() + static_cast<long>(q));
+    if (!first_place) {
+      order_.erase(order_.begin() + static_cast<long>(p));
+      order_.insert(order_.begin() + static_cast<long>(q - 1), l);
+    }
+    index_dependencies();
+    std::string what = fmt::format("joined the next launch on its lane ({}) into it",
+                                   graph_.nodes[old_m.nodes.front()].name);
+    return keep_if_better(l, what, [&] {
+      launches_[l] = old_l, launches_[m] = old_m, order_ = saved;
+      index_dependencies();
+    });
+  }
+
+  // Splits the launch at order_[p] in two on its lane, at the fusion-unit
+  // boundary nearest its middle (the halves may split again on the next
+  // pass): the undoing of a join, coarsen()'s or a candidate's, that made
+  // readers on other lanes wait for the whole launch. Its nodes ascend, and
+  // node ids are a topological order, so the first half never reads the
+  // second.
+  bool try_split(size_t p) {
+    int l = order_[p];
+    const std::vector<NodeId>& nodes = launches_[l].nodes;
+    size_t middle = nodes.size() / 2, cut = 0;
+    for (size_t k = 1; k < nodes.size(); ++k) {
+      if (unit_of_[nodes[k]] == unit_of_[nodes[k - 1]]) continue;
+      auto distance = [&](size_t x) { return x > middle ? x - middle : middle - x; };
+      if (cut == 0 || distance(k) < distance(cut)) cut = k;
+    }
+    if (cut == 0) return false;  // one fusion unit
+    LaunchAssignment old_l = launches_[l];
+    std::vector<int> saved = order_;
+    LaunchAssignment second = old_l;
+    second.nodes.assign(old_l.nodes.begin() + static_cast<long>(cut), old_l.nodes.end());
+    launches_[l].nodes.resize(cut);
+    int m = static_cast<int>(launches_.size());
+    launches_.push_back(std::move(second));
+    why_.push_back("");
+    order_.insert(order_.begin() + static_cast<long>(p) + 1, m);
+    index_dependencies();
+    std::string what = fmt::format("split it in two ({} nodes and {})", cut, old_l.nodes.size() - cut);
+    if (keep_if_better(l, what, [&] {
+          launches_.pop_back(), why_.pop_back();
+          launches_[l] = old_l, order_ = saved;
+          index_dependencies();
+        })) {
+      why_[m] = why_[l];
+      return true;
+    }
+    return false;
+  }
+
   const Graph& graph_;
   const Platform& platform_;
   const CostModel& cost_;
@@ -314,13 +514,80 @@ class LocalSearch {
   std::vector<int> order_;                  // launch ids in plan order (topological)
   std::vector<std::string> why_;            // by launch id
   std::vector<std::set<int>> predecessors_;  // by launch id: launches it reads from
+  std::vector<std::set<int>> successors_;    // by launch id: launches reading from it
   std::vector<int> sole_successor_;          // by launch id: its only reader launch, or -1
+  std::vector<int> unit_of_;                 // by node: its fusion unit
   int max_evals_;
   std::chrono::steady_clock::time_point deadline_;
   Score best_;
   double start_us_ = kInfinity;
   int evals_ = 0, accepted_ = 0;
 };
+
+// Step 2 of the header: each candidate's launches coarsened; and for each
+// device that does not run every node, the plan giving it every fusion unit
+// it runs (the rest each on the device that runs it fastest alone),
+// coarsened -- the plan that leaves an accelerator's launches as large as
+// its on-chip memory allows, which no partitioning scheduler aims at.
+void add_coarse_candidates(const Graph& graph, const Platform& platform, const CostModel& cost,
+                           std::vector<Candidate>& candidates) {
+  auto consider = [&](const std::string& label, const std::vector<LaunchAssignment>& launches) {
+    try {
+      Plan plan = build_plan(graph, platform, launches, "auto", /*stamp_identity=*/false);
+      SimOptions options;
+      options.trace = false;
+      double makespan = simulate(plan, graph, platform, cost, options).makespan_us;
+      candidates.push_back({label, makespan, launches});
+    } catch (const Error&) {
+      // e.g. no link between two memory spaces: not a candidate
+    }
+  };
+  // Coarsening keeps each lane's work where it is: it turns a plan into a
+  // somewhat faster one, not a poor one into the best; and it costs the
+  // cost model on ever larger launches. Only the plans within
+  // kCoarsenWithin of the best are coarsened.
+  constexpr double kCoarsenWithin = 1.5;
+  size_t n_given = candidates.size();
+  double best_us = kInfinity;
+  for (const Candidate& c : candidates) best_us = std::min(best_us, c.makespan_us);
+  for (size_t c = 0; c < n_given; ++c) {
+    if (candidates[c].makespan_us > kCoarsenWithin * best_us) continue;
+    std::vector<LaunchAssignment> coarse = coarsen(graph, platform, cost, candidates[c].launches);
+    if (coarse.size() < candidates[c].launches.size()) {
+      for (LaunchAssignment& launch : coarse)
+        launch.reason = fmt::format("{}'s launches coarsened: {}", candidates[c].name, launch.reason);
+      consider(candidates[c].name + ", coarsened", coarse);
+    }
+  }
+  std::vector<std::vector<NodeId>> units = fusion_units(graph);
+  for (size_t d = 0; d < platform.devices.size(); ++d) {
+    const PlatformDevice& device = platform.devices[d];
+    if (device.supports_all_unpinned(graph)) continue;
+    std::vector<LaunchAssignment> launches;
+    bool placed_all = true;
+    for (const std::vector<NodeId>& unit : units) {
+      LaunchAssignment launch;
+      launch.nodes = unit;
+      launch.device = -1;
+      if (cost.launch(graph, unit, device).us < kInfinity) {
+        launch.device = static_cast<int>(d);
+      } else {
+        double best_us = kInfinity;
+        for (size_t e = 0; e < platform.devices.size(); ++e) {
+          double us = cost.launch(graph, unit, platform.devices[e]).us;
+          if (us < best_us) best_us = us, launch.device = static_cast<int>(e);
+        }
+      }
+      if (launch.device < 0) {
+        placed_all = false;
+        break;
+      }
+      launch.reason = fmt::format("{} runs every fusion unit it can, the rest where fastest", device.name);
+      launches.push_back(std::move(launch));
+    }
+    if (placed_all) consider(device.name + " first, coarsened", coarsen(graph, platform, cost, launches));
+  }
+}
 
 class AutoScheduler : public Scheduler {
  public:
@@ -333,10 +600,17 @@ class AutoScheduler : public Scheduler {
     for (const auto& [key, value] : options.params)
       if (!kKnownParams.count(key))
         throw Error(ErrorCode::kUsage, fmt::format("scheduler 'auto': unknown parameter '{}' (known: budget_ms, "
-                                                   "max_evals, schedulers)",
+                                                   "coarsen, max_evals, schedulers)",
                                                    key));
     int max_evals = int_param(options, "max_evals", 4000, 0);
     int budget_ms = int_param(options, "budget_ms", 700, 0);
+    bool coarse_candidates = true;
+    if (auto it = options.params.find("coarsen"); it != options.params.end()) {
+      if (it->second != "on" && it->second != "off")
+        throw Error(ErrorCode::kUsage,
+                    fmt::format("scheduler 'auto': parameter coarsen='{}': expected on or off", it->second));
+      coarse_candidates = it->second == "on";
+    }
     std::vector<std::string> names = candidate_schedulers(options);
 
     std::vector<Candidate> candidates;
@@ -365,10 +639,17 @@ class AutoScheduler : public Scheduler {
     if (candidates.empty())
       throw Error(ErrorCode::kUnsupported, fmt::format("scheduler 'auto': no scheduler made a plan ({})",
                                                        failures.empty() ? "none ran" : failures.front()));
+    // The coarse candidates count against the search's wall-clock budget:
+    // they are the first steps of the same search.
+    auto search_start = std::chrono::steady_clock::now();
+    if (coarse_candidates) add_coarse_candidates(graph, platform, cost, candidates);
+    int spent_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::steady_clock::now() - search_start)
+                                        .count());
     auto best = std::min_element(candidates.begin(), candidates.end(),
                                  [](const Candidate& a, const Candidate& b) { return a.makespan_us < b.makespan_us; });
 
-    LocalSearch search(graph, platform, cost, best->launches, max_evals, budget_ms);
+    LocalSearch search(graph, platform, cost, best->launches, max_evals, std::max(0, budget_ms - spent_ms));
     search.run();
     std::vector<LaunchAssignment> launches = search.result();
     std::vector<std::string> changes = search.changes();
