@@ -84,6 +84,15 @@ bool same_lane(const LaunchAssignment& a, const LaunchAssignment& b) {
   return a.device == b.device && a.stream == b.stream;
 }
 
+// A launch holding a pinned node is left as the pin made it: build_plan says
+// "pinned by" for each node of such a launch, true only of the pinned node
+// and the nodes fused with it.
+bool holds_pinned(const Graph& graph, const Platform& platform, const std::vector<NodeId>& nodes) {
+  if (platform.pinned.empty()) return false;
+  return std::any_of(nodes.begin(), nodes.end(),
+                     [&](NodeId id) { return platform.pinned.count(graph.nodes[id].name) > 0; });
+}
+
 // Nodes of two launches as one, ascending: node ids are a topological order
 // (Graph::finalize), so the merged launch lists its nodes in one too.
 std::vector<NodeId> merged_nodes(const std::vector<NodeId>& a, const std::vector<NodeId>& b) {
@@ -155,7 +164,8 @@ std::vector<LaunchAssignment> coarsen(const Graph& graph, const Platform& platfo
     double us = cost.launch(graph, launch.nodes, device).us;
     int o = open_on_lane[lane_id];
     bool joined = false;
-    if (o >= 0) {
+    if (o >= 0 && !holds_pinned(graph, platform, launch.nodes) &&
+        !holds_pinned(graph, platform, out[o].launch.nodes)) {
       Open& open = out[o];
       // In the open launch's place, the joined launch must not wait for
       // anything on another lane that the open launch did not: it would
@@ -449,6 +459,8 @@ class LocalSearch {
       second_place = second_place && !successors_[l].count(order_[k]);
     }
     if (!first_place && !second_place) return false;
+    if (holds_pinned(graph_, platform_, launches_[l].nodes) || holds_pinned(graph_, platform_, launches_[m].nodes))
+      return false;
     for (NodeId id : launches_[m].nodes)
       if (!platform_.devices[launches_[l].device].supports(graph_.nodes[id])) return false;
     LaunchAssignment old_l = launches_[l], old_m = launches_[m];
@@ -484,7 +496,7 @@ class LocalSearch {
       auto distance = [&](size_t x) { return x > middle ? x - middle : middle - x; };
       if (cut == 0 || distance(k) < distance(cut)) cut = k;
     }
-    if (cut == 0) return false;  // one fusion unit
+    if (cut == 0 || holds_pinned(graph_, platform_, nodes)) return false;  // one fusion unit, or pinned
     LaunchAssignment old_l = launches_[l];
     std::vector<int> saved = order_;
     LaunchAssignment second = old_l;
