@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -110,26 +111,27 @@ std::vector<NodeId> merged_nodes(const std::vector<NodeId>& a, const std::vector
 // the values between its kernels fit (onchip_partition.h), and the roofline
 // charges a launch max(its FLOPs / peak, its bytes / bandwidth), so work
 // bound by compute and work bound by memory overlap inside one launch.
-// A launch read on another lane is never joined by a later one: its reader
-// would wait for the whole joined launch, a loss the cost model does not
-// see (the local search, which simulates, joins such launches when it
-// pays). The resulting plan is one more candidate, kept only when the
-// simulator says so.
 //
-// A join keeps the launch graph acyclic: the joined launch takes the open
-// launch's place when every launch the new one reads from is at or before
-// it (on another lane, one the open launch reads from too: else the joined
-// launch would start later), else the new one's place when nothing between them reads the open
-// launch (a path from one to the other through a third launch would need
-// both); otherwise the new launch opens its lane anew.
+// What the cost model does not see is the timing around the launch, so a
+// join is also refused when it could delay anything:
+//   - the open launch is read on another lane: that reader would wait for
+//     the whole joined launch;
+//   - the new launch reads, on another lane, a launch the open one does not
+//     read: the joined launch would wait for it, where the open launch ran
+//     meanwhile.
+// Everything else the new launch reads is on its own lane, hence before the
+// open launch, so the joined launch in the open one's place keeps the
+// order topological (and the launch graph acyclic). Only the open launch's
+// own-lane readers wait longer, and they ran after the new launch anyway.
+// The result is one more candidate, kept only when the simulator says so;
+// the local search (which simulates) makes the joins this pass refuses
+// where they pay.
 std::vector<LaunchAssignment> coarsen(const Graph& graph, const Platform& platform, const CostModel& cost,
                                       const std::vector<LaunchAssignment>& launches) {
   struct Open {
     LaunchAssignment launch;
-    long key = 0;          // its place in the output order
-    bool read = false;     // some launch after it reads from it
-    bool read_elsewhere = false;  // a launch on another lane reads from it (in `launches`)
-    std::set<int> waits_for;      // the launches on other lanes it reads from
+    bool read_elsewhere = false;  // a launch on another lane reads from it
+    std::set<int> waits_for;      // the launches (out indices) on other lanes it reads from
     double us = 0;
   };
   std::vector<int> given_of(graph.nodes.size(), -1);  // node -> index into launches
@@ -146,61 +148,38 @@ std::vector<LaunchAssignment> coarsen(const Graph& graph, const Platform& platfo
   };
   std::vector<Open> out;
   std::vector<int> out_of(graph.nodes.size(), -1);  // node -> index into out
-  std::vector<int> open_on_lane;                     // per lane id: index into out, or -1
-  std::vector<std::pair<int, int>> lanes;           // lane id -> (device, stream)
-  long next_key = 0;
+  std::map<std::pair<int, int>, int> open_on_lane;   // (device, stream) -> index into out
   for (const LaunchAssignment& launch : launches) {
-    std::pair<int, int> lane{launch.device, launch.stream};
-    size_t lane_id = std::find(lanes.begin(), lanes.end(), lane) - lanes.begin();
-    if (lane_id == lanes.size()) lanes.push_back(lane), open_on_lane.push_back(-1);
-    std::set<int> readers_of;  // out indices this launch reads from
+    std::set<int> reads;  // out indices on other lanes this launch reads from
     for (NodeId id : launch.nodes)
       for (ValueId v : graph.nodes[id].inputs) {
         if (v == kNoValue || graph.values[v].producer == kNoNode) continue;
         int from = out_of[graph.values[v].producer];
-        if (from >= 0) readers_of.insert(from);
+        if (from >= 0 && !same_lane(out[from].launch, launch)) reads.insert(from);
       }
     const PlatformDevice& device = platform.devices[launch.device];
     double us = cost.launch(graph, launch.nodes, device).us;
-    int o = open_on_lane[lane_id];
-    bool joined = false;
-    if (o >= 0 && !holds_pinned(graph, platform, launch.nodes) &&
-        !holds_pinned(graph, platform, out[o].launch.nodes)) {
-      Open& open = out[o];
-      // In the open launch's place, the joined launch must not wait for
-      // anything on another lane that the open launch did not: it would
-      // start later, and so would everything after it on its lane.
-      bool reads_only_before = std::all_of(readers_of.begin(), readers_of.end(), [&](int r) {
-        if (r == o) return true;
-        if (same_lane(out[r].launch, open.launch)) return out[r].key <= open.key;
-        return open.waits_for.count(r) > 0;
-      });
-      if (!open.read_elsewhere && (reads_only_before || !open.read)) {
+    auto lane = open_on_lane.find({launch.device, launch.stream});
+    if (lane != open_on_lane.end()) {
+      Open& open = out[lane->second];
+      bool waits_for_no_more = std::includes(open.waits_for.begin(), open.waits_for.end(), reads.begin(), reads.end());
+      if (!open.read_elsewhere && waits_for_no_more && !holds_pinned(graph, platform, launch.nodes) &&
+          !holds_pinned(graph, platform, open.launch.nodes)) {
         std::vector<NodeId> nodes = merged_nodes(open.launch.nodes, launch.nodes);
         double joined_us = cost.launch(graph, nodes, device).us;
         if (joined_us <= (open.us + us) * (1 + 1e-9)) {
           open.launch.nodes = std::move(nodes);
           open.us = joined_us;
           open.read_elsewhere = read_on_other_lane(launch);
-          for (int r : readers_of)
-            if (r != o && !same_lane(out[r].launch, open.launch)) open.waits_for.insert(r);
-          if (!reads_only_before) open.key = next_key++;
-          for (NodeId id : launch.nodes) out_of[id] = o;
-          for (int r : readers_of)
-            if (r != o) out[r].read = true;
-          joined = true;
+          for (NodeId id : launch.nodes) out_of[id] = lane->second;
+          continue;
         }
       }
     }
-    if (joined) continue;
-    for (int r : readers_of) out[r].read = true;
-    out.push_back({launch, next_key++, false, read_on_other_lane(launch), {}, us});
-    for (int r : readers_of)
-      if (!same_lane(out[r].launch, launch)) out.back().waits_for.insert(r);
-    open_on_lane[lane_id] = static_cast<int>(out.size()) - 1;
-    for (NodeId id : launch.nodes) out_of[id] = open_on_lane[lane_id];
+    out.push_back({launch, read_on_other_lane(launch), std::move(reads), us});
+    open_on_lane[{launch.device, launch.stream}] = static_cast<int>(out.size()) - 1;
+    for (NodeId id : launch.nodes) out_of[id] = static_cast<int>(out.size()) - 1;
   }
-  std::sort(out.begin(), out.end(), [](const Open& a, const Open& b) { return a.key < b.key; });
   std::vector<LaunchAssignment> result;
   for (Open& o : out) result.push_back(std::move(o.launch));
   return result;
