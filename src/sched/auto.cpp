@@ -3,25 +3,46 @@
 //   1. every device that runs the whole graph, alone (the sequential plans),
 //      and every other registered scheduler (but the slow exact ones, see
 //      below) make a plan; the simulator predicts each with one cost model;
-//   2. a local search improves the best: move a launch, or a branch of
-//      launches, to another device, put a launch on another stream, run it
-//      before the launch ahead of it on its lane, or swap the devices of two
-//      nearby launches — each change kept
-//      only when the simulated makespan drops — until a whole pass finds
-//      nothing or the budget is spent.
+//   2. coarse candidates: the plans of step 1 within 1.5x of the best, their
+//      launches coarsened (coarsen() below: each launch joins the previous
+//      one on its lane when the cost model says one launch is no slower
+//      than two and the join can delay nothing on another lane), and for
+//      each device that does not run every node, the plan giving it every
+//      fusion unit it runs, coarsened;
+//   3. a local search improves the best: move a launch, or a branch of
+//      launches, to another device, put a launch on another stream, join a
+//      launch with the next one on its lane, split one in two, run it
+//      before the launch ahead of it on its lane, or swap the devices of
+//      two nearby launches — each change kept only when the simulated
+//      makespan drops — until a whole pass finds nothing or the budget is
+//      spent.
+// Steps 2 and 3 change how nodes are grouped into launches, not only where
+// launches go: the schedulers of step 1 launch fusion units (or their own
+// partitions) one by one, each paying its device's launch overhead and
+// keeping compute-bound and memory-bound work apart. The roofline cost
+// model charges a launch of several kernels the launch overhead once per
+// kernel, or once in all on an emulated accelerator whose on-chip memory
+// holds the values between them, plus max(FLOPs / peak, bytes / bandwidth)
+// over the whole launch (an emulated device's executor holds the launch to
+// that time; on a real CPU device the nodes run one after another, and the
+// combined model sums their measurements, so joins gain nothing there
+// unless measured). On cpu-dsa this took RandWire from 0.563 to 0.204 ms
+// (simulated).
 // So the plan is never predicted slower than any scheduler it ran nor than
 // the best single device. (Checking the choice by measurement needs the real
 // devices: Session does that, see session.h.)
 //
 // Parameters: schedulers=a;b;c (default: every registered one but auto and
 // optimal, which searches exhaustively and is run only when named),
-// max_evals=N (plans simulated by the local search, default 4000) and
-// budget_ms=T (wall-clock cap on the local search, default 700; it makes
-// the result depend on the machine's speed only when reached).
+// coarsen=on|off (step 2, default on), max_evals=N (plans simulated by the
+// local search, default 4000) and budget_ms=T (wall-clock cap on steps 2
+// and 3, default 700; it makes the result depend on the machine's speed
+// only when reached).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -39,7 +60,7 @@ namespace hetsched {
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-const std::set<std::string> kKnownParams = {"schedulers", "max_evals", "budget_ms"};
+const std::set<std::string> kKnownParams = {"schedulers", "max_evals", "budget_ms", "coarsen"};
 const std::set<std::string> kNotByDefault = {"auto", "optimal"};
 
 int int_param(const ScheduleOptions& options, const std::string& name, int fallback, int min_value) {
@@ -79,6 +100,111 @@ struct Candidate {
   std::vector<LaunchAssignment> launches;
 };
 
+// Lane of a launch: (device, stream).
+bool same_lane(const LaunchAssignment& a, const LaunchAssignment& b) {
+  return a.device == b.device && a.stream == b.stream;
+}
+
+// A launch holding a pinned node is left as the pin made it: build_plan says
+// "pinned by" for each node of such a launch, true only of the pinned node
+// and the nodes fused with it.
+bool holds_pinned(const Graph& graph, const Platform& platform, const std::vector<NodeId>& nodes) {
+  if (platform.pinned.empty()) return false;
+  return std::any_of(nodes.begin(), nodes.end(),
+                     [&](NodeId id) { return platform.pinned.count(graph.nodes[id].name) > 0; });
+}
+
+// Nodes of two launches as one, ascending: node ids are a topological order
+// (Graph::finalize), so the merged launch lists its nodes in one too.
+std::vector<NodeId> merged_nodes(const std::vector<NodeId>& a, const std::vector<NodeId>& b) {
+  std::vector<NodeId> nodes;
+  nodes.reserve(a.size() + b.size());
+  std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(nodes));
+  return nodes;
+}
+
+// The coarsening pass: `launches` (a topological order, as build_plan takes
+// them) walked in order, each joining the open launch of its lane (the last
+// one there) when the cost model says the joined launch is no slower than
+// the two apart. That is where one launch of many kernels pays: on a device
+// with on-chip memory it runs as one kernel with one launch overhead while
+// the values between its kernels fit (onchip_partition.h), and the roofline
+// charges a launch max(its FLOPs / peak, its bytes / bandwidth), so work
+// bound by compute and work bound by memory overlap inside one launch.
+//
+// What the cost model does not see is the timing around the launch, so a
+// join is also refused when it could delay anything:
+//   - the open launch is read on another lane: that reader would wait for
+//     the whole joined launch;
+//   - the new launch reads, on another lane, a launch the open one does not
+//     read: the joined launch would wait for it, where the open launch ran
+//     meanwhile.
+// Everything else the new launch reads is on its own lane, hence before the
+// open launch, so the joined launch in the open one's place keeps the
+// order topological (and the launch graph acyclic). Only the open launch's
+// own-lane readers wait longer, and they ran after the new launch anyway.
+// The result is one more candidate, kept only when the simulator says so;
+// the local search (which simulates) makes the joins this pass refuses
+// where they pay.
+std::vector<LaunchAssignment> coarsen(const Graph& graph, const Platform& platform, const CostModel& cost,
+                                      const std::vector<LaunchAssignment>& launches) {
+  struct Open {
+    LaunchAssignment launch;
+    bool read_elsewhere = false;  // a launch on another lane reads from it
+    std::set<int> waits_for;      // the launches (out indices) on other lanes it reads from
+    double us = 0;
+  };
+  std::vector<int> given_of(graph.nodes.size(), -1);  // node -> index into launches
+  for (size_t l = 0; l < launches.size(); ++l)
+    for (NodeId id : launches[l].nodes) given_of[id] = static_cast<int>(l);
+  auto read_on_other_lane = [&](const LaunchAssignment& launch) {
+    for (NodeId id : launch.nodes)
+      for (ValueId v : graph.nodes[id].outputs) {
+        if (v == kNoValue) continue;
+        for (NodeId reader : graph.values[v].consumers)
+          if (!same_lane(launches[given_of[reader]], launch)) return true;
+      }
+    return false;
+  };
+  std::vector<Open> out;
+  std::vector<int> out_of(graph.nodes.size(), -1);  // node -> index into out
+  std::map<std::pair<int, int>, int> open_on_lane;   // (device, stream) -> index into out
+  for (const LaunchAssignment& launch : launches) {
+    std::set<int> reads;  // out indices on other lanes this launch reads from
+    for (NodeId id : launch.nodes)
+      for (ValueId v : graph.nodes[id].inputs) {
+        if (v == kNoValue || graph.values[v].producer == kNoNode) continue;
+        int from = out_of[graph.values[v].producer];
+        if (from >= 0 && !same_lane(out[from].launch, launch)) reads.insert(from);
+      }
+    const PlatformDevice& device = platform.devices[launch.device];
+    double us = cost.launch(graph, launch.nodes, device).us;
+    auto lane = open_on_lane.find({launch.device, launch.stream});
+    if (lane != open_on_lane.end()) {
+      Open& open = out[lane->second];
+      bool waits_for_no_more = std::includes(open.waits_for.begin(), open.waits_for.end(), reads.begin(), reads.end());
+      if (!open.read_elsewhere && waits_for_no_more && !holds_pinned(graph, platform, launch.nodes) &&
+          !holds_pinned(graph, platform, open.launch.nodes)) {
+        std::vector<NodeId> nodes = merged_nodes(open.launch.nodes, launch.nodes);
+        double joined_us = cost.launch(graph, nodes, device).us;
+        if (joined_us <= (open.us + us) * (1 + 1e-9)) {
+          open.launch.nodes = std::move(nodes);
+          open.us = joined_us;
+          open.read_elsewhere = read_on_other_lane(launch);
+          for (NodeId id : launch.nodes) out_of[id] = lane->second;
+          continue;
+        }
+      }
+    }
+    out.push_back({launch, read_on_other_lane(launch), std::move(reads), us});
+    open_on_lane[{launch.device, launch.stream}] = static_cast<int>(out.size()) - 1;
+    for (NodeId id : launch.nodes) out_of[id] = static_cast<int>(out.size()) - 1;
+  }
+  std::vector<LaunchAssignment> result;
+  for (Open& o : out) result.push_back(std::move(o.launch));
+  return result;
+}
+
 // Hill climbing over launch assignments; every step rebuilds the plan and
 // simulates it, so what it optimises is exactly what `simulate` predicts.
 class LocalSearch {
@@ -95,6 +221,10 @@ class LocalSearch {
     order_.resize(n);
     for (size_t i = 0; i < n; ++i) order_[i] = static_cast<int>(i);
     why_.assign(n, "");
+    unit_of_.assign(graph_.nodes.size(), -1);
+    std::vector<std::vector<NodeId>> units = fusion_units(graph_);
+    for (size_t u = 0; u < units.size(); ++u)
+      for (NodeId id : units[u]) unit_of_[id] = static_cast<int>(u);
     index_dependencies();
     best_ = evaluate();
     start_us_ = best_.makespan_us;
@@ -104,9 +234,11 @@ class LocalSearch {
     bool improved = true;
     while (improved && !out_of_budget()) {
       improved = false;
-      for (size_t i = 0; i < launches_.size() && !out_of_budget(); ++i) improved |= try_moves(order_[i]);
-      for (size_t i = 0; i < launches_.size() && !out_of_budget(); ++i) improved |= try_chain_moves(order_[i]);
-      for (size_t i = 0; i < launches_.size() && !out_of_budget(); ++i) improved |= try_streams(order_[i]);
+      for (size_t i = 0; i < order_.size() && !out_of_budget(); ++i) improved |= try_moves(order_[i]);
+      for (size_t i = 0; i < order_.size() && !out_of_budget(); ++i) improved |= try_chain_moves(order_[i]);
+      for (size_t i = 0; i < order_.size() && !out_of_budget(); ++i) improved |= try_streams(order_[i]);
+      for (size_t p = 0; p < order_.size() && !out_of_budget(); ++p) improved |= try_merge(p);
+      for (size_t p = 0; p < order_.size() && !out_of_budget(); ++p) improved |= try_split(p);
       for (size_t p = 1; p < order_.size() && !out_of_budget(); ++p) improved |= try_earlier(p);
       for (size_t p = 0; p < order_.size() && !out_of_budget(); ++p) improved |= try_swaps(p);
     }
@@ -135,6 +267,7 @@ class LocalSearch {
     for (size_t l = 0; l < launches_.size(); ++l)
       for (NodeId id : launches_[l].nodes) launch_of[id] = static_cast<int>(l);
     predecessors_.assign(launches_.size(), {});
+    successors_.assign(launches_.size(), {});
     for (size_t l = 0; l < launches_.size(); ++l)
       for (NodeId id : launches_[l].nodes)
         for (ValueId v : graph_.nodes[id].inputs) {
@@ -142,12 +275,11 @@ class LocalSearch {
           int from = launch_of[graph_.values[v].producer];
           if (from >= 0 && from != static_cast<int>(l)) predecessors_[l].insert(from);
         }
-    std::vector<std::vector<int>> successors(launches_.size());
     for (size_t l = 0; l < launches_.size(); ++l)
-      for (int p : predecessors_[l]) successors[p].push_back(static_cast<int>(l));
+      for (int p : predecessors_[l]) successors_[p].insert(static_cast<int>(l));
     sole_successor_.assign(launches_.size(), -1);
     for (size_t l = 0; l < launches_.size(); ++l)
-      if (successors[l].size() == 1) sole_successor_[l] = successors[l].front();
+      if (successors_[l].size() == 1) sole_successor_[l] = *successors_[l].begin();
   }
 
   bool out_of_budget() const { return evals_ >= max_evals_ || std::chrono::steady_clock::now() >= deadline_; }
@@ -307,6 +439,85 @@ class LocalSearch {
     return false;
   }
 
+  // Joins the launch at order_[p] and the next launch on its lane into one
+  // (see coarsen() for why one launch can be faster than two). The joined
+  // launch takes the first one's place when none of the second's direct
+  // predecessors lies between them, else the second's place when none of
+  // the first's direct successors does (any path between the two through a
+  // third launch would put one of each in between: the order is
+  // topological); otherwise it is not tried.
+  bool try_merge(size_t p) {
+    int l = order_[p];
+    size_t q = p + 1;
+    while (q < order_.size() && !same_lane(launches_[order_[q]], launches_[l])) ++q;
+    if (q == order_.size()) return false;  // last on its lane
+    int m = order_[q];
+    bool first_place = true, second_place = true;
+    for (size_t k = p + 1; k < q; ++k) {
+      first_place = first_place && !predecessors_[m].count(order_[k]);
+      second_place = second_place && !successors_[l].count(order_[k]);
+    }
+    if (!first_place && !second_place) return false;
+    if (holds_pinned(graph_, platform_, launches_[l].nodes) || holds_pinned(graph_, platform_, launches_[m].nodes))
+      return false;
+    for (NodeId id : launches_[m].nodes)
+      if (!platform_.devices[launches_[l].device].supports(graph_.nodes[id])) return false;
+    LaunchAssignment old_l = launches_[l], old_m = launches_[m];
+    std::vector<int> saved = order_;
+    launches_[l].nodes = merged_nodes(old_l.nodes, old_m.nodes);
+    launches_[m].nodes.clear();
+    order_.erase(order_.begin() + static_cast<long>(q));
+    if (!first_place) {
+      order_.erase(order_.begin() + static_cast<long>(p));
+      order_.insert(order_.begin() + static_cast<long>(q - 1), l);
+    }
+    index_dependencies();
+    std::string what = fmt::format("joined the next launch on its lane ({}) into it",
+                                   graph_.nodes[old_m.nodes.front()].name);
+    return keep_if_better(l, what, [&] {
+      launches_[l] = old_l, launches_[m] = old_m, order_ = saved;
+      index_dependencies();
+    });
+  }
+
+  // Splits the launch at order_[p] in two on its lane, at the fusion-unit
+  // boundary nearest its middle (the halves may split again on the next
+  // pass): the undoing of a join, coarsen()'s or a candidate's, that made
+  // readers on other lanes wait for the whole launch. Its nodes ascend, and
+  // node ids are a topological order, so the first half never reads the
+  // second.
+  bool try_split(size_t p) {
+    int l = order_[p];
+    const std::vector<NodeId>& nodes = launches_[l].nodes;
+    size_t middle = nodes.size() / 2, cut = 0;
+    for (size_t k = 1; k < nodes.size(); ++k) {
+      if (unit_of_[nodes[k]] == unit_of_[nodes[k - 1]]) continue;
+      auto distance = [&](size_t x) { return x > middle ? x - middle : middle - x; };
+      if (cut == 0 || distance(k) < distance(cut)) cut = k;
+    }
+    if (cut == 0 || holds_pinned(graph_, platform_, nodes)) return false;  // one fusion unit, or pinned
+    LaunchAssignment old_l = launches_[l];
+    std::vector<int> saved = order_;
+    LaunchAssignment second = old_l;
+    second.nodes.assign(old_l.nodes.begin() + static_cast<long>(cut), old_l.nodes.end());
+    launches_[l].nodes.resize(cut);
+    int m = static_cast<int>(launches_.size());
+    launches_.push_back(std::move(second));
+    why_.push_back("");
+    order_.insert(order_.begin() + static_cast<long>(p) + 1, m);
+    index_dependencies();
+    std::string what = fmt::format("split it in two ({} nodes and {})", cut, old_l.nodes.size() - cut);
+    if (keep_if_better(l, what, [&] {
+          launches_.pop_back(), why_.pop_back();
+          launches_[l] = old_l, order_ = saved;
+          index_dependencies();
+        })) {
+      why_[m] = why_[l];
+      return true;
+    }
+    return false;
+  }
+
   const Graph& graph_;
   const Platform& platform_;
   const CostModel& cost_;
@@ -314,13 +525,80 @@ class LocalSearch {
   std::vector<int> order_;                  // launch ids in plan order (topological)
   std::vector<std::string> why_;            // by launch id
   std::vector<std::set<int>> predecessors_;  // by launch id: launches it reads from
+  std::vector<std::set<int>> successors_;    // by launch id: launches reading from it
   std::vector<int> sole_successor_;          // by launch id: its only reader launch, or -1
+  std::vector<int> unit_of_;                 // by node: its fusion unit
   int max_evals_;
   std::chrono::steady_clock::time_point deadline_;
   Score best_;
   double start_us_ = kInfinity;
   int evals_ = 0, accepted_ = 0;
 };
+
+// Step 2 of the header: each candidate's launches coarsened; and for each
+// device that does not run every node, the plan giving it every fusion unit
+// it runs (the rest each on the device that runs it fastest alone),
+// coarsened -- the plan that leaves an accelerator's launches as large as
+// its on-chip memory allows, which no partitioning scheduler aims at.
+void add_coarse_candidates(const Graph& graph, const Platform& platform, const CostModel& cost,
+                           std::vector<Candidate>& candidates) {
+  auto consider = [&](const std::string& label, const std::vector<LaunchAssignment>& launches) {
+    try {
+      Plan plan = build_plan(graph, platform, launches, "auto", /*stamp_identity=*/false);
+      SimOptions options;
+      options.trace = false;
+      double makespan = simulate(plan, graph, platform, cost, options).makespan_us;
+      candidates.push_back({label, makespan, launches});
+    } catch (const Error&) {
+      // e.g. no link between two memory spaces: not a candidate
+    }
+  };
+  // Coarsening keeps each lane's work where it is: it turns a plan into a
+  // somewhat faster one, not a poor one into the best; and it costs the
+  // cost model on ever larger launches. Only the plans within
+  // kCoarsenWithin of the best are coarsened.
+  constexpr double kCoarsenWithin = 1.5;
+  size_t n_given = candidates.size();
+  double best_us = kInfinity;
+  for (const Candidate& c : candidates) best_us = std::min(best_us, c.makespan_us);
+  for (size_t c = 0; c < n_given; ++c) {
+    if (candidates[c].makespan_us > kCoarsenWithin * best_us) continue;
+    std::vector<LaunchAssignment> coarse = coarsen(graph, platform, cost, candidates[c].launches);
+    if (coarse.size() < candidates[c].launches.size()) {
+      for (LaunchAssignment& launch : coarse)
+        launch.reason = fmt::format("{}'s launches coarsened: {}", candidates[c].name, launch.reason);
+      consider(candidates[c].name + ", coarsened", coarse);
+    }
+  }
+  std::vector<std::vector<NodeId>> units = fusion_units(graph);
+  for (size_t d = 0; d < platform.devices.size(); ++d) {
+    const PlatformDevice& device = platform.devices[d];
+    if (device.supports_all_unpinned(graph)) continue;
+    std::vector<LaunchAssignment> launches;
+    bool placed_all = true;
+    for (const std::vector<NodeId>& unit : units) {
+      LaunchAssignment launch;
+      launch.nodes = unit;
+      launch.device = -1;
+      if (cost.launch(graph, unit, device).us < kInfinity) {
+        launch.device = static_cast<int>(d);
+      } else {
+        double best_us = kInfinity;
+        for (size_t e = 0; e < platform.devices.size(); ++e) {
+          double us = cost.launch(graph, unit, platform.devices[e]).us;
+          if (us < best_us) best_us = us, launch.device = static_cast<int>(e);
+        }
+      }
+      if (launch.device < 0) {
+        placed_all = false;
+        break;
+      }
+      launch.reason = fmt::format("{} runs every fusion unit it can, the rest where fastest", device.name);
+      launches.push_back(std::move(launch));
+    }
+    if (placed_all) consider(device.name + " first, coarsened", coarsen(graph, platform, cost, launches));
+  }
+}
 
 class AutoScheduler : public Scheduler {
  public:
@@ -333,10 +611,17 @@ class AutoScheduler : public Scheduler {
     for (const auto& [key, value] : options.params)
       if (!kKnownParams.count(key))
         throw Error(ErrorCode::kUsage, fmt::format("scheduler 'auto': unknown parameter '{}' (known: budget_ms, "
-                                                   "max_evals, schedulers)",
+                                                   "coarsen, max_evals, schedulers)",
                                                    key));
     int max_evals = int_param(options, "max_evals", 4000, 0);
     int budget_ms = int_param(options, "budget_ms", 700, 0);
+    bool coarse_candidates = true;
+    if (auto it = options.params.find("coarsen"); it != options.params.end()) {
+      if (it->second != "on" && it->second != "off")
+        throw Error(ErrorCode::kUsage,
+                    fmt::format("scheduler 'auto': parameter coarsen='{}': expected on or off", it->second));
+      coarse_candidates = it->second == "on";
+    }
     std::vector<std::string> names = candidate_schedulers(options);
 
     std::vector<Candidate> candidates;
@@ -365,10 +650,17 @@ class AutoScheduler : public Scheduler {
     if (candidates.empty())
       throw Error(ErrorCode::kUnsupported, fmt::format("scheduler 'auto': no scheduler made a plan ({})",
                                                        failures.empty() ? "none ran" : failures.front()));
+    // The coarse candidates count against the search's wall-clock budget:
+    // they are the first steps of the same search.
+    auto search_start = std::chrono::steady_clock::now();
+    if (coarse_candidates) add_coarse_candidates(graph, platform, cost, candidates);
+    int spent_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::steady_clock::now() - search_start)
+                                        .count());
     auto best = std::min_element(candidates.begin(), candidates.end(),
                                  [](const Candidate& a, const Candidate& b) { return a.makespan_us < b.makespan_us; });
 
-    LocalSearch search(graph, platform, cost, best->launches, max_evals, budget_ms);
+    LocalSearch search(graph, platform, cost, best->launches, max_evals, std::max(0, budget_ms - spent_ms));
     search.run();
     std::vector<LaunchAssignment> launches = search.result();
     std::vector<std::string> changes = search.changes();

@@ -153,6 +153,63 @@ TEST(AutoScheduler, LocalSearchImprovesOnTheBestPlanItWasGiven) {
   EXPECT_TRUE(summarised);
 }
 
+// A chain of n Relus on 16 KiB values: every node its own fusion unit.
+Graph relu_chain(int n) {
+  Graph g;
+  ValueId v = add_float_value(g, "x", {1, 4096});
+  g.inputs.push_back(v);
+  for (int i = 0; i < n; ++i) {
+    ValueId out = add_float_value(g, fmt::format("v{}", i), {1, 4096});
+    add_op(g, "Relu", fmt::format("n{}", i), {v}, {out});
+    v = out;
+  }
+  g.outputs.push_back(v);
+  g.finalize();
+  g.annotate_costs();
+  return g;
+}
+
+TEST(AutoScheduler, GroupsAChainIntoOneLaunchOnADeviceWithOnChipMemory) {
+  // On a DSA whose on-chip memory holds the values between the Relus, the
+  // chain as one launch is one kernel paying one 20 us overhead; launch by
+  // launch it pays eight. Every candidate places fusion units one to a
+  // launch; only regrouping them finds the single launch.
+  Platform p = cpu_and_accelerator();
+  p.devices[0].launch_overhead_us = 10;
+  p.devices[1].launch_overhead_us = 20;
+  p.devices[1].onchip_bytes = 1 << 20;
+  auto cost = make_roofline_cost_model(p);
+  const int n = 8;
+  Graph g = relu_chain(n);
+  double on_acc = simulated_ms(schedule("sequential", g, p, *cost, {{"device", "emu:acc"}}), g, p, *cost);
+  double on_cpu = simulated_ms(schedule("sequential", g, p, *cost, {{"device", "emu:cpu"}}), g, p, *cost);
+  Plan plan = schedule("auto", g, p, *cost, {{"schedulers", "round-robin"}});
+  EXPECT_NEAR(simulated_ms(plan, g, p, *cost), plan.predicted_ms, 1e-9 * plan.predicted_ms);
+  // The unit by unit plans pay 8 overheads (10 us each on the CPU, 20 on
+  // the accelerator); the single launch on the accelerator one, plus the
+  // copies in and out.
+  EXPECT_LT(plan.predicted_ms, 0.5 * std::min(on_acc, on_cpu));
+  size_t largest = 0;
+  for (const Lane& lane : plan.lanes)
+    for (const PlanStep& step : lane.steps)
+      if (step.kind == StepKind::kLaunch) largest = std::max(largest, step.nodes.size());
+  EXPECT_EQ(largest, static_cast<size_t>(n)) << "the whole chain in one launch";
+
+  // The same by the local search alone, from the accelerator's unit by
+  // unit plan: joining launch after launch.
+  Plan searched = schedule("auto", g, p, *cost, {{"schedulers", "round-robin"}, {"coarsen", "off"}});
+  EXPECT_LT(searched.predicted_ms, 0.5 * std::min(on_acc, on_cpu));
+  bool joined = std::any_of(searched.placement.begin(), searched.placement.end(), [](const Placement& pl) {
+    return pl.reason.find("joined the next launch on its lane") != std::string::npos;
+  });
+  EXPECT_TRUE(joined) << "some placement says the search joined launches";
+
+  TensorMap inputs = random_inputs(g, 5);
+  std::shared_ptr<const CostModel> shared = make_roofline_cost_model(p);
+  TensorMap want = Executor(g, schedule("sequential", g, p, *cost, {{"device", "emu:cpu"}}), p, shared).run(inputs);
+  expect_same_outputs(Executor(g, plan, p, shared).run(inputs), want, "auto, coarse");
+}
+
 TEST(AutoScheduler, PlansRunWithTheSequentialOutputs) {
   Graph g = load_model("zoo:squeezenet1_0");
   Platform p = make_platform("", kPlatforms + "cpu-dsa.json");
