@@ -9,7 +9,8 @@
 //      than two and the join can delay nothing on another lane), and for
 //      each device that does not run every node, the plan giving it every
 //      fusion unit it runs, coarsened;
-//   3. a local search improves the best: move a launch, or a branch of
+//   3. a local search improves the best plain and the best coarse candidate
+//      (run() and schedule() say why both): move a launch, or a branch of
 //      launches, to another device, put a launch on another stream, join a
 //      launch with the next one on its lane, split one in two, run it
 //      before the launch ahead of it on its lane, or swap the devices of
@@ -43,6 +44,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -230,17 +232,24 @@ class LocalSearch {
     start_us_ = best_.makespan_us;
   }
 
+  // Two phases: first the moves that keep each launch's nodes, to a local
+  // optimum; then with joins and splits too. Joins taken early can block
+  // the moves and swaps that would pay more (auto on small random DAGs came
+  // within 4.6% of optimal instead of matching it), and the second phase
+  // only keeps what improves on the first.
   void run() {
-    bool improved = true;
-    while (improved && !out_of_budget()) {
-      improved = false;
-      for (size_t i = 0; i < order_.size() && !out_of_budget(); ++i) improved |= try_moves(order_[i]);
-      for (size_t i = 0; i < order_.size() && !out_of_budget(); ++i) improved |= try_chain_moves(order_[i]);
-      for (size_t i = 0; i < order_.size() && !out_of_budget(); ++i) improved |= try_streams(order_[i]);
-      for (size_t p = 0; p < order_.size() && !out_of_budget(); ++p) improved |= try_merge(p);
-      for (size_t p = 0; p < order_.size() && !out_of_budget(); ++p) improved |= try_split(p);
-      for (size_t p = 1; p < order_.size() && !out_of_budget(); ++p) improved |= try_earlier(p);
-      for (size_t p = 0; p < order_.size() && !out_of_budget(); ++p) improved |= try_swaps(p);
+    for (bool regroup : {false, true}) {
+      bool improved = true;
+      while (improved && !out_of_budget()) {
+        improved = false;
+        for (size_t i = 0; i < order_.size() && !out_of_budget(); ++i) improved |= try_moves(order_[i]);
+        for (size_t i = 0; i < order_.size() && !out_of_budget(); ++i) improved |= try_chain_moves(order_[i]);
+        for (size_t i = 0; i < order_.size() && !out_of_budget(); ++i) improved |= try_streams(order_[i]);
+        for (size_t p = 0; regroup && p < order_.size() && !out_of_budget(); ++p) improved |= try_merge(p);
+        for (size_t p = 0; regroup && p < order_.size() && !out_of_budget(); ++p) improved |= try_split(p);
+        for (size_t p = 1; p < order_.size() && !out_of_budget(); ++p) improved |= try_earlier(p);
+        for (size_t p = 0; p < order_.size() && !out_of_budget(); ++p) improved |= try_swaps(p);
+      }
     }
   }
 
@@ -653,32 +662,57 @@ class AutoScheduler : public Scheduler {
     // The coarse candidates count against the search's wall-clock budget:
     // they are the first steps of the same search.
     auto search_start = std::chrono::steady_clock::now();
+    size_t n_plain = candidates.size();
     if (coarse_candidates) add_coarse_candidates(graph, platform, cost, candidates);
-    int spent_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                        std::chrono::steady_clock::now() - search_start)
-                                        .count());
-    auto best = std::min_element(candidates.begin(), candidates.end(),
-                                 [](const Candidate& a, const Candidate& b) { return a.makespan_us < b.makespan_us; });
+    auto elapsed_ms = [&] {
+      return static_cast<int>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - search_start)
+              .count());
+    };
+    auto faster = [](const Candidate& a, const Candidate& b) { return a.makespan_us < b.makespan_us; };
+    auto best_plain = std::min_element(candidates.begin(), candidates.begin() + static_cast<long>(n_plain), faster);
+    auto best_coarse = std::min_element(candidates.begin() + static_cast<long>(n_plain), candidates.end(), faster);
 
-    LocalSearch search(graph, platform, cost, best->launches, max_evals, std::max(0, budget_ms - spent_ms));
-    search.run();
-    std::vector<LaunchAssignment> launches = search.result();
-    std::vector<std::string> changes = search.changes();
+    // The search starts from the best plan, and then from the best of the
+    // other kind (plain or coarse), each with half the budget (the second
+    // with what the first left): a coarse start is faster at first but can
+    // lead to a poorer local optimum than the plain one (on small random
+    // DAGs, 4.6% above optimal instead of at it), and the reverse holds on an
+    // accelerator with on-chip memory. The better result wins.
+    std::vector<const Candidate*> starts{&*best_plain};
+    if (best_coarse != candidates.end()) {
+      if (faster(*best_coarse, *best_plain)) starts.insert(starts.begin(), &*best_coarse);
+      else starts.push_back(&*best_coarse);
+    }
+    std::unique_ptr<LocalSearch> search;
+    const Candidate* best = nullptr;
+    int evals_used = 0;
+    for (size_t s = 0; s < starts.size(); ++s) {
+      size_t left = starts.size() - s;
+      int evals = (max_evals - evals_used) / static_cast<int>(left);
+      int ms = std::max(0, budget_ms - elapsed_ms()) / static_cast<int>(left);
+      auto tried = std::make_unique<LocalSearch>(graph, platform, cost, starts[s]->launches, evals, ms);
+      tried->run();
+      evals_used += tried->evals();
+      if (!search || tried->best_us() < search->best_us()) search = std::move(tried), best = starts[s];
+    }
+    std::vector<LaunchAssignment> launches = search->result();
+    std::vector<std::string> changes = search->changes();
     for (size_t i = 0; i < launches.size(); ++i)
       launches[i].reason = !changes[i].empty() ? changes[i]
                                                : fmt::format("auto: as {} placed it ({:.3f} ms, the best of {} plans): {}",
                                                              best->name, best->makespan_us / 1e3, candidates.size(),
                                                              launches[i].reason);
     Plan plan = build_plan(graph, platform, launches, "auto");
-    plan.predicted_ms = search.best_us() / 1e3;
+    plan.predicted_ms = search->best_us() / 1e3;
 
     std::vector<std::string> tried;
     for (const Candidate& c : candidates) tried.push_back(fmt::format("{} {:.3f} ms", c.name, c.makespan_us / 1e3));
     plan.notes.push_back(fmt::format("auto: simulated {}", fmt::join(tried, ", ")));
     for (const std::string& f : failures) plan.notes.push_back("auto: no plan from " + f);
     plan.notes.push_back(fmt::format("auto: local search from {}'s plan: {} of {} changes kept, {:.3f} -> {:.3f} ms{}",
-                                     best->name, search.accepted(), search.evals() - 1, search.start_us() / 1e3,
-                                     search.best_us() / 1e3, search.budget_reached() ? " (budget reached)" : ""));
+                                     best->name, search->accepted(), search->evals() - 1, search->start_us() / 1e3,
+                                     search->best_us() / 1e3, search->budget_reached() ? " (budget reached)" : ""));
     return plan;
   }
 };
