@@ -291,13 +291,19 @@ struct CorunGroup {
 
 // Real CPU devices grouped by the shared resource they name; a group is
 // measured when one of its members lacks a fusion unit's co-run time (or
-// always with `force`).
+// always with `force`). A union device (one overlapping a device with fewer
+// cores) is left out: it never runs at once with the devices it is the
+// union of, and running all of them together would put two threads on a
+// core.
 std::vector<CorunGroup> plan_corun_work(const Graph& graph, const Platform& platform, const ProfileDB& db,
                                         const ProfileOptions& options, ProfileReport* report) {
   std::map<std::string, std::vector<int>> members_by_resource;
   for (size_t d = 0; d < platform.devices.size(); ++d) {
     const PlatformDevice& device = platform.devices[d];
-    if (device.kind == DeviceKind::kCpu && !device.is_emulated() && !device.shared_resource.empty())
+    bool is_union = std::any_of(device.overlaps.begin(), device.overlaps.end(), [&](const std::string& name) {
+      return platform.devices[static_cast<size_t>(platform.find_device(name))].cores.size() < device.cores.size();
+    });
+    if (device.kind == DeviceKind::kCpu && !device.is_emulated() && !device.shared_resource.empty() && !is_union)
       members_by_resource[device.shared_resource].push_back(static_cast<int>(d));
   }
   std::set<std::string> unit_signatures;
