@@ -8,6 +8,7 @@
 #include <atomic>
 #include <future>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <latch>
 #include <thread>
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <set>
 
@@ -405,8 +407,9 @@ LinkFit fit_link(const std::vector<std::pair<double, double>>& points) {
 // there is no reorder): the reader's wake-up after the writer's signal, plus
 // reading the bytes out of the other core's caches instead of its own.
 // Measured per size as wake-up + (remote read - local read), the reader
-// spinning on its core as an executor lane does on a Wait.
-LinkFit measure_handover(const PlatformDevice& from, const PlatformDevice& to) {
+// waiting as an executor lane does on a Wait: spinning on its core, or, when
+// the two devices overlap (share cores), asleep on a condition variable.
+LinkFit measure_handover(const PlatformDevice& from, const PlatformDevice& to, bool overlapping) {
   CpuDevice producer(DeviceSpec{DeviceKind::kCpu, from.cores, ""});
   CpuDevice consumer(DeviceSpec{DeviceKind::kCpu, to.cores, ""});
   std::vector<std::pair<double, double>> points;
@@ -429,9 +432,14 @@ LinkFit measure_handover(const PlatformDevice& from, const PlatformDevice& to) {
         parallel_fill(buffer.get(), bytes, r & 1);
         local_us = read();
       });
-      // The reader waits as an executor lane does: spinning on its own core.
       std::atomic<int64_t> signalled_ns{0};
+      std::mutex mutex;
+      std::condition_variable signalled;
       std::future<void> reader = consumer.submit([&] {
+        if (overlapping) {
+          std::unique_lock lock(mutex);
+          signalled.wait(lock, [&] { return signalled_ns.load() != 0; });
+        }
         while (signalled_ns.load() == 0) {
         }
         wake_us = static_cast<double>(Clock::now().time_since_epoch().count() - signalled_ns.load()) / 1e3;
@@ -439,7 +447,11 @@ LinkFit measure_handover(const PlatformDevice& from, const PlatformDevice& to) {
       });
       producer.run([&] {
         parallel_fill(buffer.get(), bytes, (r + 1) & 1);
-        signalled_ns = Clock::now().time_since_epoch().count();
+        {
+          std::lock_guard lock(mutex);
+          signalled_ns = Clock::now().time_since_epoch().count();
+        }
+        signalled.notify_one();
       });
       reader.get();
       if (r > 0) handover_us.push_back(wake_us + std::max(0.0, remote_us - local_us));
@@ -571,7 +583,7 @@ ProfileReport profile_graph(const Graph& graph, const Platform& platform, Profil
     const PlatformDevice& from = platform.devices[static_cast<size_t>(a)];
     const PlatformDevice& to = platform.devices[static_cast<size_t>(b)];
     progress(fmt::format("hand-over {} -> {}", from.name, to.name));
-    db.put_link(from.signature, to.signature, measure_handover(from, to));
+    db.put_link(from.signature, to.signature, measure_handover(from, to, platform.overlapping(a, b)));
     ++report.n_links_measured;
     ++done;
     progress(fmt::format("hand-over {} -> {}", from.name, to.name));
