@@ -164,7 +164,8 @@ class SpecParser {
         std::set_intersection(a.cores.begin(), a.cores.end(), b.cores.begin(), b.cores.end(),
                               std::back_inserter(shared));
         if (shared.empty()) continue;
-        if (a.cores == b.cores) fail(fmt::format("core {} is in two devices ({} is listed twice)", shared[0], a.name()));
+        if (a.cores == b.cores)
+          fail(fmt::format("core {} is in two devices ({} is listed twice)", shared[0], a.name()));
         if ((covers(a, b) && is_union(a)) || (covers(b, a) && is_union(b))) continue;
         fail(fmt::format("core {} is in two devices, {} and {}: devices may share cores only when one is the union "
                          "of other devices of the list (e.g. cpu:0,cpu:1,cpu:0-1)",
