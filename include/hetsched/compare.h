@@ -74,7 +74,8 @@ struct Comparison {
 
 // One device on every core of the platform's CPU core groups ("cpu:0-1"),
 // when it has two or more and no node is pinned: the baseline a split across
-// them has to beat. "" otherwise.
+// them has to beat. "" otherwise, and when the platform has that device
+// already (cpu:0,cpu:1,cpu:0-1: it is one of the devices alone).
 std::string cpu_union_device(const Platform& platform);
 
 // `cost` must be the model `platform` was calibrated with (open_cost_model);

@@ -5,11 +5,14 @@
 //   cpu:2        one device on core 2
 //   cpu:0-3      one device on cores 0..3
 //   cpu:0,cpu:1  two devices, one core each
+//   cpu:0,cpu:1,cpu:0-1  the same two and their union, a wide device: plans
+//                never run it at once with either (overlapping devices)
 //   emu:npu      the device "npu" of the platform file (--platform), emulated
 //   cuda:0       CUDA GPU 0 with kDefaultCudaStreams streams (cuda = cuda:0)
 //   cuda:0*2     CUDA GPU 0 with 2 streams
 // Cores are the logical processors (PUs) the OS numbers; a core may belong
-// to one device only. GPUs are numbered as the CUDA runtime numbers them
+// to one device only, except that a device whose cores are exactly the union
+// of other devices of the spec overlaps them. GPUs are numbered as the CUDA runtime numbers them
 // (after CUDA_VISIBLE_DEVICES); a GPU may be listed once. A CUDA device is a
 // usage error in a build without the CUDA backend or on a machine without a
 // CUDA GPU, saying which.
@@ -43,8 +46,9 @@ struct DeviceSpec {
 
 // Parses and validates a device spec against this machine: unknown device
 // kinds, malformed ranges, cores the machine (or this process's affinity
-// mask) lacks, and cores shared by two devices are ErrorCode::kUsage errors
-// naming the offending part.
+// mask) lacks, and cores shared by two devices (but a union device's with
+// the devices it is the union of) are ErrorCode::kUsage errors naming the
+// offending part.
 std::vector<DeviceSpec> parse_device_spec(const std::string& spec);
 
 struct CacheInfo {

@@ -58,6 +58,13 @@ struct PlatformDevice {
   // parameters. Equal signatures mean interchangeable measurements.
   std::string signature;
 
+  // The devices of the platform sharing cores with this one (by name): a
+  // union device ("cpu:0-1" over "cpu:0" and "cpu:1") and the devices it is
+  // the union of overlap each other. Plans never run launches on
+  // overlapping devices at once: build_plan orders them with events and
+  // validate_plan refuses a plan that does not.
+  std::vector<std::string> overlaps;
+
   // Nodes the user pinned to another device (apply_pins): node name -> the
   // pin, e.g. "Conv=cpu:0". The device does not run them.
   std::map<std::string, std::string> pinned_elsewhere;
@@ -106,6 +113,10 @@ struct Platform {
   std::map<std::string, Pin> pinned;
 
   int find_device(const std::string& device_name) const;  // -1 when absent
+  // Devices a and b (indices) share cores (PlatformDevice::overlaps); a
+  // device does not overlap itself.
+  bool overlapping(int a, int b) const;
+  bool has_overlaps() const;  // some device overlaps another
   // The link between two memory spaces; nullptr when there is none (a value
   // cannot move that way). Not used within one space.
   const Link* link(const std::string& from_space, const std::string& to_space) const;

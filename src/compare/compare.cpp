@@ -47,6 +47,9 @@ std::string cpu_union_device(const Platform& platform) {
   }
   if (n_groups < 2) return "";
   std::sort(all.cores.begin(), all.cores.end());
+  all.cores.erase(std::unique(all.cores.begin(), all.cores.end()), all.cores.end());
+  // A platform holding the union device already measures it alone.
+  if (platform.find_device(all.name()) >= 0) return "";
   return all.name();
 }
 

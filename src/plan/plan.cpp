@@ -414,6 +414,7 @@ class PlanValidator {
     index_steps();
     check_steps();
     order_steps();
+    check_exclusion();
     check_data();
   }
 
@@ -628,6 +629,37 @@ class PlanValidator {
   bool happens_before(int earlier, int later) const {
     size_t n_lanes = plan_.lanes.size();
     return clock_[static_cast<size_t>(later) * n_lanes + steps_[earlier].lane] > steps_[earlier].index;
+  }
+
+  // Launches on overlapping devices (a union device and one it is the
+  // union of) share cores: every two of them must be ordered by
+  // happens-before. For a launch b, the launches of another lane finished
+  // before b starts are a prefix of that lane; the first launch past it must
+  // start after b ends, and the lane's order then covers the rest.
+  void check_exclusion() const {
+    std::vector<int> first_step(plan_.lanes.size(), 0);
+    for (int s = 1; s < static_cast<int>(steps_.size()); ++s)
+      if (steps_[s].lane != steps_[s - 1].lane) first_step[steps_[s].lane] = s;
+    for (size_t la = 0; la < plan_.lanes.size(); ++la)
+      for (size_t lb = 0; lb < plan_.lanes.size(); ++lb) {
+        if (la == lb || !platform_.overlapping(platform_device_[plan_.lanes[la].device],
+                                               platform_device_[plan_.lanes[lb].device]))
+          continue;
+        const std::vector<PlanStep>& a_steps = plan_.lanes[la].steps;
+        const std::vector<PlanStep>& b_steps = plan_.lanes[lb].steps;
+        for (size_t bi = 0; bi < b_steps.size(); ++bi) {
+          if (b_steps[bi].kind != StepKind::kLaunch) continue;
+          int b = first_step[lb] + static_cast<int>(bi);
+          size_t ai = static_cast<size_t>(clock_[static_cast<size_t>(b) * plan_.lanes.size() + la]);
+          while (ai < a_steps.size() && a_steps[ai].kind != StepKind::kLaunch) ++ai;
+          if (ai == a_steps.size()) continue;
+          int a = first_step[la] + static_cast<int>(ai);
+          if (!happens_before(b, a))
+            fail(fmt::format("{} and {} may run at once on overlapping devices (they share cores): a Wait must "
+                             "order them",
+                             step_name(std::min(a, b)), step_name(std::max(a, b))));
+        }
+      }
   }
 
   const std::string& space_of_lane(int lane) const { return device_of_lane(lane).memory_space; }

@@ -220,6 +220,12 @@ class PlanBuilder {
   void add_launch(const LaunchAssignment& launch, int index, Plan& plan) {
     int lane = lane_for(launch.device, launch.stream);
     const std::string space = space_of(lane);
+    // Exclusion first: once the last launch on every overlapping device is
+    // known finished, no launch sharing this lane's cores can run until this
+    // one ends (each later one waits in turn), so the data waits below are
+    // waits on disjoint cores only.
+    for (size_t d = 0; d < last_launch_.size(); ++d)
+      if (platform_.overlapping(launch.device, static_cast<int>(d))) sync(lane, last_launch_[d]);
     for (size_t k = 0; k < launch.nodes.size(); ++k) {
       const Node& node = graph_.nodes[launch.nodes[k]];
       for (ValueId v : node.inputs) {
@@ -242,6 +248,10 @@ class PlanBuilder {
     step.kind = StepKind::kLaunch;
     step.nodes = launch.nodes;
     Point done{lane, append(lane, step)};
+    if (!platform_.devices[launch.device].overlaps.empty()) {
+      if (last_launch_.empty()) last_launch_.assign(platform_.devices.size(), Point{});
+      last_launch_[launch.device] = done;
+    }
     std::string reason = pinned_reason(launch);
     for (NodeId id : launch.nodes) {
       plan.placement[id] = Placement{launch.device, lane, reason};
@@ -274,6 +284,9 @@ class PlanBuilder {
   std::vector<BuildLane> lanes_;
   std::vector<int> launch_of_node_;
   std::map<std::pair<ValueId, std::string>, Point> available_;
+  // Per device with overlaps, its latest launch so far (lane -1: none yet);
+  // empty while there is none.
+  std::vector<Point> last_launch_;
   int n_events_ = 0;
 };
 

@@ -35,7 +35,12 @@ void move_pinned_launches(std::vector<LaunchAssignment>& launches, const Graph& 
 //      Record; before the reader, a Wait on it (once per lane and event);
 //   3. before a launch on a device whose memory space lacks an input, adds a
 //      Copy on the reader's lane (once per value and space);
-//   4. copies graph outputs produced outside host memory back to host.
+//   4. copies graph outputs produced outside host memory back to host;
+//   5. before a launch on a device that overlaps others (a union device and
+//      the devices it is the union of, PlatformDevice::overlaps), a Wait on
+//      the latest earlier launch of each overlapping device, so that
+//      launches on overlapping devices run one at a time, in the order
+//      given (these Waits come before the launch's data Waits).
 // Throws ErrorCode::kUsage when the order is not topological or a device
 // does not support a node (a scheduler bug, named).
 // `stamp_identity` false leaves model_hash and platform_signature empty: for

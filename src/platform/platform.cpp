@@ -44,6 +44,15 @@ int Platform::find_device(const std::string& device_name) const {
   return -1;
 }
 
+bool Platform::overlapping(int a, int b) const {
+  const std::vector<std::string>& names = devices[a].overlaps;
+  return a != b && std::find(names.begin(), names.end(), devices[b].name) != names.end();
+}
+
+bool Platform::has_overlaps() const {
+  return std::any_of(devices.begin(), devices.end(), [](const PlatformDevice& d) { return !d.overlaps.empty(); });
+}
+
 const Link* Platform::link(const std::string& from_space, const std::string& to_space) const {
   for (const Link& l : links)
     if (l.from_space == from_space && l.to_space == to_space) return &l;
@@ -500,6 +509,14 @@ Platform make_platform(const std::string& device_spec, const std::string& platfo
     spaces.insert(platform.devices.back().memory_space);
     shared.insert(platform.devices.back().shared_resource);
   }
+  // parse_device_spec() allowed only union devices to share cores.
+  for (PlatformDevice& a : platform.devices)
+    for (const PlatformDevice& b : platform.devices) {
+      if (&a == &b || a.kind != DeviceKind::kCpu || b.kind != DeviceKind::kCpu) continue;
+      if (std::any_of(a.cores.begin(), a.cores.end(),
+                      [&](int core) { return std::find(b.cores.begin(), b.cores.end(), core) != b.cores.end(); }))
+        a.overlaps.push_back(b.name);
+    }
   // Only what the chosen devices use: a link or resource of a device left
   // out would otherwise change the platform's signature.
   for (const Link& l : file.links)

@@ -230,11 +230,19 @@ void calibrate_platform(Platform& platform, ProfileDB& db) {
     if (!d.is_emulated() && !d.shared_resource.empty() &&
         std::find(resource_names.begin(), resource_names.end(), d.shared_resource) == resource_names.end())
       resource_names.push_back(d.shared_resource);
+  // A union device (overlapping a device with fewer cores) never copies at
+  // once with the devices it is the union of: leave it out, as its cores
+  // are theirs.
+  auto is_union = [&](const PlatformDevice& d) {
+    return std::any_of(d.overlaps.begin(), d.overlaps.end(), [&](const std::string& other) {
+      return platform.devices[static_cast<size_t>(platform.find_device(other))].cores.size() < d.cores.size();
+    });
+  };
   for (const std::string& name : resource_names) {
     std::vector<const PlatformDevice*> sharing;
     bool all_real = true;
     for (const PlatformDevice& d : platform.devices) {
-      if (d.shared_resource != name) continue;
+      if (d.shared_resource != name || is_union(d)) continue;
       sharing.push_back(&d);
       all_real = all_real && !d.is_emulated();
     }

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <future>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <latch>
 #include <thread>
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <set>
 
@@ -291,13 +293,19 @@ struct CorunGroup {
 
 // Real CPU devices grouped by the shared resource they name; a group is
 // measured when one of its members lacks a fusion unit's co-run time (or
-// always with `force`).
+// always with `force`). A union device (one overlapping a device with fewer
+// cores) is left out: it never runs at once with the devices it is the
+// union of, and running all of them together would put two threads on a
+// core.
 std::vector<CorunGroup> plan_corun_work(const Graph& graph, const Platform& platform, const ProfileDB& db,
                                         const ProfileOptions& options, ProfileReport* report) {
   std::map<std::string, std::vector<int>> members_by_resource;
   for (size_t d = 0; d < platform.devices.size(); ++d) {
     const PlatformDevice& device = platform.devices[d];
-    if (device.kind == DeviceKind::kCpu && !device.is_emulated() && !device.shared_resource.empty())
+    bool is_union = std::any_of(device.overlaps.begin(), device.overlaps.end(), [&](const std::string& name) {
+      return platform.devices[static_cast<size_t>(platform.find_device(name))].cores.size() < device.cores.size();
+    });
+    if (device.kind == DeviceKind::kCpu && !device.is_emulated() && !device.shared_resource.empty() && !is_union)
       members_by_resource[device.shared_resource].push_back(static_cast<int>(d));
   }
   std::set<std::string> unit_signatures;
@@ -399,8 +407,9 @@ LinkFit fit_link(const std::vector<std::pair<double, double>>& points) {
 // there is no reorder): the reader's wake-up after the writer's signal, plus
 // reading the bytes out of the other core's caches instead of its own.
 // Measured per size as wake-up + (remote read - local read), the reader
-// spinning on its core as an executor lane does on a Wait.
-LinkFit measure_handover(const PlatformDevice& from, const PlatformDevice& to) {
+// waiting as an executor lane does on a Wait: spinning on its core, or, when
+// the two devices overlap (share cores), asleep on a condition variable.
+LinkFit measure_handover(const PlatformDevice& from, const PlatformDevice& to, bool overlapping) {
   CpuDevice producer(DeviceSpec{DeviceKind::kCpu, from.cores, ""});
   CpuDevice consumer(DeviceSpec{DeviceKind::kCpu, to.cores, ""});
   std::vector<std::pair<double, double>> points;
@@ -423,9 +432,14 @@ LinkFit measure_handover(const PlatformDevice& from, const PlatformDevice& to) {
         parallel_fill(buffer.get(), bytes, r & 1);
         local_us = read();
       });
-      // The reader waits as an executor lane does: spinning on its own core.
       std::atomic<int64_t> signalled_ns{0};
+      std::mutex mutex;
+      std::condition_variable signalled;
       std::future<void> reader = consumer.submit([&] {
+        if (overlapping) {
+          std::unique_lock lock(mutex);
+          signalled.wait(lock, [&] { return signalled_ns.load() != 0; });
+        }
         while (signalled_ns.load() == 0) {
         }
         wake_us = static_cast<double>(Clock::now().time_since_epoch().count() - signalled_ns.load()) / 1e3;
@@ -433,7 +447,11 @@ LinkFit measure_handover(const PlatformDevice& from, const PlatformDevice& to) {
       });
       producer.run([&] {
         parallel_fill(buffer.get(), bytes, (r + 1) & 1);
-        signalled_ns = Clock::now().time_since_epoch().count();
+        {
+          std::lock_guard lock(mutex);
+          signalled_ns = Clock::now().time_since_epoch().count();
+        }
+        signalled.notify_one();
       });
       reader.get();
       if (r > 0) handover_us.push_back(wake_us + std::max(0.0, remote_us - local_us));
@@ -565,7 +583,7 @@ ProfileReport profile_graph(const Graph& graph, const Platform& platform, Profil
     const PlatformDevice& from = platform.devices[static_cast<size_t>(a)];
     const PlatformDevice& to = platform.devices[static_cast<size_t>(b)];
     progress(fmt::format("hand-over {} -> {}", from.name, to.name));
-    db.put_link(from.signature, to.signature, measure_handover(from, to));
+    db.put_link(from.signature, to.signature, measure_handover(from, to, platform.overlapping(a, b)));
     ++report.n_links_measured;
     ++done;
     progress(fmt::format("hand-over {} -> {}", from.name, to.name));

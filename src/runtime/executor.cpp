@@ -107,6 +107,8 @@ struct Executor::Impl {
     std::unique_ptr<cpu::Program> program;  // CPU lanes with oneDNN
     std::vector<int> program_launch;        // per step: launch index in program, -1 otherwise
     std::vector<double> modeled_us;         // per step: emulated duration, 0 when none
+    // Per step: a Wait that may spin before sleeping (see run_lane).
+    std::vector<char> spin_on_wait;
     bool emulated = false;
   };
   std::vector<LaneRuntime> lanes;
@@ -225,6 +227,28 @@ void Executor::Impl::setup() {
     for (const PlanStep& step : plan.lanes[l].steps)
       if (step.kind == StepKind::kLaunch)
         for (NodeId n : step.nodes) lane_of_node[n] = static_cast<int>(l);
+
+  // A Wait on an event an overlapping device records sleeps at once: the
+  // launch it waits for runs on this lane's cores, and spinning there would
+  // take one of them from it (a narrow lane waiting for a union device's
+  // launch, or the union device waiting for the narrow ones'). Every other
+  // Wait of a CPU lane spins first: plan_builder orders the exclusion Waits
+  // before the data Waits, so nothing else runs on the lane's cores then.
+  std::vector<int> recorder(plan.n_events, -1);
+  for (size_t l = 0; l < plan.lanes.size(); ++l)
+    for (const PlanStep& step : plan.lanes[l].steps)
+      if (step.kind == StepKind::kRecord) recorder[step.event] = static_cast<int>(l);
+  for (size_t l = 0; l < plan.lanes.size(); ++l) {
+    const Lane& lane = plan.lanes[l];
+    lanes[l].spin_on_wait.assign(lane.steps.size(), 0);
+    if (devices[lane.device]->is_emulated()) continue;
+    int self = platform.find_device(plan.devices[lane.device]);
+    for (size_t s = 0; s < lane.steps.size(); ++s) {
+      if (lane.steps[s].kind != StepKind::kWait) continue;
+      int other = platform.find_device(plan.devices[plan.lanes[recorder[lane.steps[s].event]].device]);
+      lanes[l].spin_on_wait[s] = !platform.overlapping(self, other);
+    }
+  }
 
   std::vector<bool> used(devices.size(), false);
   for (const Lane& lane : plan.lanes) used[lane.device] = true;
@@ -428,10 +452,11 @@ void Executor::Impl::run_lane(int l, RunState& state, Clock::time_point start, R
     for (; s < lane.steps.size(); ++s) {
       const PlanStep& step = lane.steps[s];
       auto step_start = Clock::now();
-      if (step.kind == StepKind::kWait && !rt.emulated) {
-        // A CPU lane owns its cores: spinning a little there steals from no
-        // kernel, and a vCPU that never idles keeps its caches and needs no
-        // wake-up from the hypervisor.
+      if (step.kind == StepKind::kWait && rt.spin_on_wait[s]) {
+        // A CPU lane owns its cores while it waits on a device not sharing
+        // them: spinning a little there steals from no kernel, and a vCPU
+        // that never idles keeps its caches and needs no wake-up from the
+        // hypervisor.
         auto until = step_start + kSpinBeforeSleep;
         while (!state.recorded_flag[step.event] && !state.cancelled_flag && Clock::now() < until) {
         }

@@ -13,8 +13,11 @@
 //     programs are compiled launch by launch so that readers know it),
 //     everything else plain.
 //   - Wait: a CPU lane spins for at most a few milliseconds on its own cores
-//     (no other kernel can run there meanwhile: devices never share cores),
-//     then sleeps on a condition variable; emulated lanes sleep at once.
+//     (no other kernel can run there meanwhile: devices running at once never
+//     share cores), then sleeps on a condition variable; emulated lanes
+//     sleep at once, and so does a Wait on an event recorded on an
+//     overlapping device (PlatformDevice::overlaps): that launch runs on the
+//     waiting lane's own cores.
 //     Record wakes the sleepers. Spinning matters on VMs: an idle vCPU is
 //     descheduled, and the next kernel on it starts slower and later.
 //   - The first failing step cancels the run: every worker stops at its next

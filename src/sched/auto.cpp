@@ -9,6 +9,9 @@
 //      than two and the join can delay nothing on another lane), and for
 //      each device that does not run every node, the plan giving it every
 //      fusion unit it runs, coarsened;
+//   2b. on a platform with a union device (cpu:0-1 listed with cpu:0 and
+//      cpu:1), wide launches: serial stretches on the union device, the
+//      branches of fork-join regions on the narrow ones (add_wide_candidates);
 //   3. a local search improves the best plain and the best coarse candidate
 //      (run() and schedule() say why both): move a launch, or a branch of
 //      launches, to another device, put a launch on another stream, join a
@@ -42,6 +45,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -55,6 +59,7 @@
 #include "hetsched/error.h"
 #include "hetsched/scheduler.h"
 #include "plan/plan_builder.h"
+#include "sched/branches.h"
 #include "sim/simulator.h"
 
 namespace hetsched {
@@ -609,6 +614,128 @@ void add_coarse_candidates(const Graph& graph, const Platform& platform, const C
   }
 }
 
+// Step 2b of the header, on a platform with a union device (cpu:0-1 listed
+// with cpu:0 and cpu:1, PlatformDevice::overlaps): wide launches. No
+// scheduler of step 1 aims at a plan mixing the union device with the
+// devices it is the union of, and the local search cannot reach one by single
+// moves: one branch moved to a narrow device only runs alone, at one core's
+// speed, because build_plan keeps launches on overlapping devices apart.
+// This candidate moves whole fork-join regions at once: along the fusion
+// units in topological order, a unit no value edge jumps over (a cut: the
+// stem, a Concat join, a pool between blocks) runs on the union device;
+// between two cuts the weakly connected groups of units (googlenet's
+// inception branches) go to the narrow devices, largest first onto the least
+// loaded (each group's time on that device), when the busiest narrow device
+// then finishes before the union device would run the whole region.
+void add_wide_candidates(const Graph& graph, const Platform& platform, const CostModel& cost,
+                         std::vector<Candidate>& candidates) {
+  if (!platform.has_overlaps()) return;
+  UnitDag dag = build_unit_dag(graph);
+  int n_units = static_cast<int>(dag.units.size());
+  // Pass 1: the cuts. Units are topologically ordered; an edge u -> v with
+  // v > u + 1 jumps over every unit between them.
+  std::vector<int> jumped(n_units + 1, 0);
+  for (int u = 0; u < n_units; ++u)
+    for (int v : dag.succs[u])
+      if (v > u + 1) ++jumped[u + 1], --jumped[v];
+  std::vector<bool> cut(n_units);
+  for (int u = 0, open = 0; u < n_units; ++u) cut[u] = (open += jumped[u]) == 0;
+  auto unit_us = [&](int u, const PlatformDevice& device) { return cost.launch(graph, dag.units[u], device).us; };
+
+  for (size_t w = 0; w < platform.devices.size(); ++w) {
+    const PlatformDevice& wide = platform.devices[w];
+    std::vector<int> narrow;
+    for (const std::string& name : wide.overlaps) {
+      int d = platform.find_device(name);
+      if (platform.devices[d].cores.size() < wide.cores.size()) narrow.push_back(d);
+    }
+    if (narrow.size() < 2 || narrow.size() != wide.overlaps.size()) continue;  // not a union device
+    // Per region split: its units' narrow devices, and whether the busiest
+    // narrow device is predicted to finish before the union device would.
+    struct Split {
+      std::vector<std::pair<int, int>> unit_device;
+      bool predicted_faster = false;
+    };
+    std::vector<Split> splits;
+    for (int first = 0; first < n_units;) {
+      if (cut[first]) {
+        ++first;
+        continue;
+      }
+      int end = first;
+      while (end < n_units && !cut[end]) ++end;
+      // Pass 2: the region's groups (union-find over its inner edges).
+      std::vector<int> parent(end - first);
+      for (int i = 0; i < end - first; ++i) parent[i] = i;
+      std::function<int(int)> root = [&](int i) { return parent[i] == i ? i : parent[i] = root(parent[i]); };
+      for (int u = first; u < end; ++u)
+        for (int v : dag.succs[u])
+          if (v < end) parent[root(u - first)] = root(v - first);
+      std::map<int, std::vector<int>> groups;
+      for (int u = first; u < end; ++u) groups[root(u - first)].push_back(u);
+      first = end;
+      if (groups.size() < 2) continue;
+      // Pass 3: largest group first onto the narrow device it ends soonest on.
+      std::vector<std::pair<double, std::vector<int>>> by_size;
+      double wide_us = 0;
+      for (auto& [r, members] : groups) {
+        double us = 0;
+        for (int u : members) us += unit_us(u, platform.devices[narrow[0]]), wide_us += unit_us(u, wide);
+        by_size.emplace_back(us, members);
+      }
+      std::sort(by_size.begin(), by_size.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+      std::vector<double> load(narrow.size(), 0);
+      Split split;
+      for (const auto& [us, members] : by_size) {
+        size_t best = 0;
+        double best_end = kInfinity;
+        for (size_t n = 0; n < narrow.size(); ++n) {
+          double end_us = load[n];
+          for (int u : members) end_us += unit_us(u, platform.devices[narrow[n]]);
+          if (end_us < best_end) best_end = end_us, best = n;
+        }
+        load[best] = best_end;
+        for (int u : members) split.unit_device.emplace_back(u, narrow[best]);
+      }
+      split.predicted_faster = *std::max_element(load.begin(), load.end()) < wide_us;
+      splits.push_back(std::move(split));
+    }
+    // Two candidates: the regions predicted faster split, and every region
+    // split (the prediction of one region alone misses the hand-overs and
+    // the launches the narrow devices overlap across regions).
+    auto consider = [&](const std::string& name, const std::vector<LaunchAssignment>& l) {
+      try {
+        Plan plan = build_plan(graph, platform, l, "auto", /*stamp_identity=*/false);
+        SimOptions options;
+        options.trace = false;
+        candidates.push_back({name, simulate(plan, graph, platform, cost, options).makespan_us, l});
+      } catch (const Error&) {
+        // a pinned node on a device the region's split does not allow: not a candidate
+      }
+    };
+    auto n_faster = std::count_if(splits.begin(), splits.end(), [](const Split& x) { return x.predicted_faster; });
+    for (bool every : {false, true}) {
+      if (every ? n_faster == static_cast<long>(splits.size()) : n_faster == 0) continue;  // nothing new to split
+      std::vector<int> device_of(n_units, static_cast<int>(w));
+      int n_regions = 0;
+      for (const Split& split : splits) {
+        if (!every && !split.predicted_faster) continue;
+        ++n_regions;
+        for (auto [u, d] : split.unit_device) device_of[u] = d;
+      }
+      std::vector<LaunchAssignment> launches;
+      for (int u = 0; u < n_units; ++u)
+        launches.push_back({dag.units[u], device_of[u], 0,
+                            fmt::format("serial stretches on {}, the branches of {} regions on the devices it is "
+                                        "the union of",
+                                        wide.name, n_regions)});
+      std::string label = fmt::format("wide on {}{}", wide.name, every ? ", every region" : "");
+      consider(label, launches);
+      consider(label + ", coarsened", coarsen(graph, platform, cost, launches));
+    }
+  }
+}
+
 class AutoScheduler : public Scheduler {
  public:
   Plan schedule(const Graph& graph, const Platform& platform, const CostModel& given_cost,
@@ -664,6 +791,7 @@ class AutoScheduler : public Scheduler {
     auto search_start = std::chrono::steady_clock::now();
     size_t n_plain = candidates.size();
     if (coarse_candidates) add_coarse_candidates(graph, platform, cost, candidates);
+    add_wide_candidates(graph, platform, cost, candidates);
     auto elapsed_ms = [&] {
       return static_cast<int>(
           std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - search_start)

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -219,6 +220,71 @@ TEST(AutoScheduler, PlansRunWithTheSequentialOutputs) {
   Plan sequential = schedule("sequential", g, p, *cost, {{"device", "emu:cpu"}});
   TensorMap want = Executor(g, sequential, p, cost).run(inputs);
   expect_same_outputs(Executor(g, plan, p, cost).run(inputs), want, "auto");
+}
+
+// Devices 0 and 1 of one core each and their union 2, which runs a node in
+// 6 us where a one-core device takes 10 us; a hand-over costs 1 us.
+class WideAndNarrowCost : public CostModel {
+ public:
+  Estimate launch(const Graph&, const std::vector<NodeId>& nodes, const PlatformDevice& device) const override {
+    return {(device.cores.size() == 2 ? 6.0 : 10.0) * static_cast<double>(nodes.size()), CostSource::kMeasured};
+  }
+  Estimate transfer(double, const PlatformDevice&, const PlatformDevice&) const override {
+    return {1.0, CostSource::kLink};
+  }
+};
+
+TEST(AutoScheduler, RunsSerialStretchesWideAndBranchesNarrow) {
+  // x -> stem -> four branches of two nodes -> Sum -> y. The union device
+  // alone takes 10 x 6 = 60 us; the branches side by side on the one-core
+  // devices take 40 us between the stem and the Sum (6 us each) on it. Moving
+  // one branch at a time never pays (it would run alone, at one core's
+  // speed): only the wide candidate gets there.
+  Graph g;
+  ValueId x = add_float_value(g, "x", {1, 8}), stem = add_float_value(g, "stem", {1, 8});
+  add_op(g, "Relu", "stem", {x}, {stem});
+  std::vector<ValueId> tails;
+  for (int b = 0; b < 4; ++b) {
+    ValueId mid = add_float_value(g, fmt::format("b{}a", b), {1, 8});
+    ValueId tail = add_float_value(g, fmt::format("b{}b", b), {1, 8});
+    add_op(g, "Sigmoid", fmt::format("b{}a", b), {stem}, {mid});
+    add_op(g, "Tanh", fmt::format("b{}b", b), {mid}, {tail});
+    tails.push_back(tail);
+  }
+  ValueId y = add_float_value(g, "y", {1, 8});
+  add_op(g, "Sum", "join", tails, {y});
+  g.inputs = {x};
+  g.outputs = {y};
+  g.finalize();
+
+  Platform p;
+  p.name = "two cores and their union";
+  for (int c = 0; c < 2; ++c) {
+    PlatformDevice d;
+    d.name = fmt::format("cpu:{}", c);
+    d.cores = {c};
+    d.signature = "test-narrow";
+    d.overlaps = {"cpu:0-1"};
+    p.devices.push_back(d);
+  }
+  PlatformDevice wide;
+  wide.name = "cpu:0-1";
+  wide.cores = {0, 1};
+  wide.signature = "test-wide";
+  wide.overlaps = {"cpu:0", "cpu:1"};
+  p.devices.push_back(wide);
+  WideAndNarrowCost cost;
+
+  Plan plan = schedule("auto", g, p, cost);
+  std::set<int> used;
+  for (const Placement& placement : plan.placement) used.insert(placement.device);
+  EXPECT_EQ(used, (std::set<int>{0, 1, 2}));
+  EXPECT_EQ(plan.placement[g.find_node("stem")].device, 2);
+  EXPECT_EQ(plan.placement[g.find_node("join")].device, 2);
+  double wide_alone_ms = simulated_ms(schedule("sequential", g, p, cost, {{"device", "cpu:0-1"}}), g, p, cost);
+  EXPECT_NEAR(wide_alone_ms, 0.060, 1e-9);
+  EXPECT_LT(simulated_ms(plan, g, p, cost), wide_alone_ms);
+  EXPECT_NE(plan.notes.front().find("wide on cpu:0-1"), std::string::npos) << plan.notes.front();
 }
 
 TEST(AutoScheduler, RejectsBadParameters) {

@@ -205,12 +205,35 @@ TEST(DeviceSpecTest, SharedCoresAreErrors) {
   auto cores = usable();
   int c0 = cores[0];
   EXPECT_EQ(usage_error(fmt::format("cpu:{},cpu:{}", c0, c0)),
-            fmt::format("--devices 'cpu:{},cpu:{}': core {} is in two devices", c0, c0, c0));
+            fmt::format("--devices 'cpu:{},cpu:{}': core {} is in two devices (cpu:{} is listed twice)", c0, c0, c0,
+                        c0));
   EXPECT_THAT(usage_error(fmt::format("cpu,cpu:{}", c0)), HasSubstr(fmt::format("core {} is in two devices", c0)));
   if (cores.size() >= 2 && cores[1] == c0 + 1) {
+    // A partial overlap: cpu:c0-c0+1 is not the union of the others.
     std::string spec = fmt::format("cpu:{},cpu:{}-{}", c0, c0, c0 + 1);
-    EXPECT_EQ(usage_error(spec), fmt::format("--devices '{}': core {} is in two devices", spec, c0));
+    EXPECT_EQ(usage_error(spec),
+              fmt::format("--devices '{}': core {} is in two devices, cpu:{} and cpu:{}-{}: devices may share cores "
+                          "only when one is the union of other devices of the list (e.g. cpu:0,cpu:1,cpu:0-1)",
+                          spec, c0, c0, c0, c0 + 1));
   }
+  if (cores.size() >= 3 && cores[2] == c0 + 2) {
+    // Two wide devices sharing one core, neither the union of the other.
+    std::string spec = fmt::format("cpu:{},cpu:{},cpu:{},cpu:{}-{},cpu:{}-{}", c0, c0 + 1, c0 + 2, c0, c0 + 1,
+                                   c0 + 1, c0 + 2);
+    EXPECT_THAT(usage_error(spec), HasSubstr(fmt::format("core {} is in two devices, cpu:{}-{} and cpu:{}-{}",
+                                                         c0 + 1, c0, c0 + 1, c0 + 1, c0 + 2)));
+  }
+}
+
+TEST(DeviceSpecTest, UnionDeviceMayOverlapTheDevicesItIsTheUnionOf) {
+  auto cores = usable();
+  if (cores.size() < 2 || cores[1] != cores[0] + 1) GTEST_SKIP() << "needs two consecutive usable cores";
+  int c0 = cores[0];
+  auto devices = parse_device_spec(fmt::format("cpu:{},cpu:{},cpu:{}-{}", c0, c0 + 1, c0, c0 + 1));
+  ASSERT_EQ(devices.size(), 3u);
+  EXPECT_EQ(devices[2].cores, (std::vector<int>{c0, c0 + 1}));
+  // In any order.
+  EXPECT_EQ(parse_device_spec(fmt::format("cpu:{}-{},cpu:{},cpu:{}", c0, c0 + 1, c0 + 1, c0)).size(), 3u);
 }
 
 // ---------------------------------------------------------------- describe_machine

@@ -3,6 +3,9 @@
 // Failures that cancel a run: test_fault_injection.cpp.
 #include <cmath>
 #include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
 
 #include <gtest/gtest.h>
 
@@ -175,6 +178,68 @@ TEST_F(ExecutorTest, TraceShowsTwoDevicesBusyAtOnce) {
     best_overlap = std::max(best_overlap, overlap / trace.makespan_us);
   }
   EXPECT_GT(best_overlap, 0.05) << "launches on the two devices hardly overlapped";
+}
+
+// The union of the first two usable cores over the two one-core devices
+// ("cpu:0,cpu:1,cpu:0-1"), or "" without two consecutive cores.
+std::string wide_and_narrow_spec() {
+  auto cores = describe_machine().usable_cores;
+  if (cores.size() < 2 || cores[1] != cores[0] + 1) return "";
+  return fmt::format("cpu:{},cpu:{},cpu:{}-{}", cores[0], cores[1], cores[0], cores[1]);
+}
+
+// Measured time launches on overlapping devices ran at once, in a trace.
+double overlapping_launch_us(const Trace& trace, const Platform& platform) {
+  double overlap = 0;
+  for (const auto& a : trace.events)
+    for (const auto& b : trace.events) {
+      if (a.category != "launch" || b.category != "launch" || a.device >= b.device) continue;
+      if (!platform.overlapping(platform.find_device(trace.devices[a.device]),
+                                platform.find_device(trace.devices[b.device])))
+        continue;
+      overlap += std::max(0.0, std::min(a.start_us + a.duration_us, b.start_us + b.duration_us) -
+                                   std::max(a.start_us, b.start_us));
+    }
+  return overlap;
+}
+
+TEST_F(ExecutorTest, WideAndNarrowLaunchesMatchSequentialAndNeverOverlap) {
+  std::string spec = wide_and_narrow_spec();
+  if (spec.empty()) GTEST_SKIP() << "needs two consecutive usable cores";
+  Platform platform = make_platform(spec, "");
+  ASSERT_TRUE(platform.has_overlaps());
+  auto cost = open_cost_model(platform, db_path_, nullptr);
+  for (const std::string name : {"googlenet", "squeezenet1_0"}) {
+    Graph graph = load_test_model(name);
+    Session inputs_from(graph, SessionOptions{"cpu:0", true});
+    TensorMap inputs = inputs_from.random_inputs(9);
+    TensorMap want = sequential_outputs(graph, platform, inputs);
+    // Serial stretches on the union device (index 2), inception branches one
+    // per core; and random placements over all three devices.
+    std::vector<LaunchAssignment> by_branch;
+    for (auto& unit : fusion_units(graph)) {
+      int branch = concat_branch(graph, unit);
+      by_branch.push_back({unit, branch < 0 ? 2 : branch % 2, 0, "by branch"});
+    }
+    std::vector<Plan> plans = {build_plan(graph, platform, by_branch, "wide-by-branch")};
+    for (uint64_t seed : {3, 4}) {
+      ScheduleOptions options;
+      options.seed = seed;
+      plans.push_back(make_scheduler("random")->schedule(graph, platform, *cost, options));
+    }
+    for (const Plan& plan : plans) {
+      std::string what = name + " " + plan.scheduler;
+      std::set<int> used;
+      for (const Placement& p : plan.placement) used.insert(p.device);
+      EXPECT_EQ(used.size(), 3u) << what;
+      Executor executor(graph, plan, platform, cost);
+      RunTimeline timeline;
+      expect_same_outputs(executor.run(inputs, &timeline), want, what);
+      Trace trace = timeline_trace(timeline, executor.plan(), graph, platform);
+      EXPECT_EQ(overlapping_launch_us(trace, platform), 0) << what << ": launches sharing cores ran at once";
+      expect_same_outputs(executor.run(inputs), want, what + " (second run)");
+    }
+  }
 }
 
 TEST_F(ExecutorTest, RefusesAnInvalidPlan) {

@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "graph_test_util.h"
@@ -83,6 +84,20 @@ Platform two_cpus() {
   Platform p;
   p.name = "two cpus";
   p.devices = {cpu_device(0), cpu_device(1)};
+  return p;
+}
+
+// cpu:0, cpu:1 and their union cpu:0-1, which overlaps both.
+Platform two_cpus_and_union() {
+  Platform p;
+  p.name = "two cpus and their union";
+  PlatformDevice wide = cpu_device(0);
+  wide.name = "cpu:0-1";
+  wide.cores = {0, 1};
+  p.devices = {cpu_device(0), cpu_device(1), wide};
+  p.devices[0].overlaps = {"cpu:0-1"};
+  p.devices[1].overlaps = {"cpu:0-1"};
+  p.devices[2].overlaps = {"cpu:0", "cpu:1"};
   return p;
 }
 
@@ -606,6 +621,102 @@ TEST(BuildPlan, RefusesAnOrderThatIsNotTopological) {
   EXPECT_NE(message.find("Add 'd' is in no launch"), std::string::npos) << message;
   message = error_of([&] { build_plan(g, cpu_and_npu(), {{{a, b, c, d}, 1, 0, ""}}, "t"); }, ErrorCode::kUsage);
   EXPECT_NE(message.find("emu:npu does not run Add 'd'"), std::string::npos) << message;
+}
+
+// Launches on overlapping devices in a plan, each as (lane, step): every
+// pair of them must be ordered by the plan's events and lanes. Computed here
+// by brute force over the happens-before graph, independently of the
+// validator's vector clocks.
+std::vector<std::string> unordered_overlapping_launches(const Plan& plan, const Platform& p) {
+  std::vector<std::pair<int, int>> steps;
+  std::map<std::pair<int, int>, int> index;
+  for (size_t l = 0; l < plan.lanes.size(); ++l)
+    for (size_t s = 0; s < plan.lanes[l].steps.size(); ++s) {
+      index[{static_cast<int>(l), static_cast<int>(s)}] = static_cast<int>(steps.size());
+      steps.emplace_back(static_cast<int>(l), static_cast<int>(s));
+    }
+  size_t n = steps.size();
+  std::vector<std::vector<char>> before(n, std::vector<char>(n, 0));  // before[a][b]: a finishes before b starts
+  std::map<int, int> record_of;
+  for (size_t i = 0; i < n; ++i) {
+    const PlanStep& st = plan.lanes[steps[i].first].steps[steps[i].second];
+    if (st.kind == StepKind::kRecord) record_of[st.event] = static_cast<int>(i);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    auto [l, s] = steps[i];
+    if (s > 0) before[index[{l, s - 1}]][i] = 1;
+    const PlanStep& st = plan.lanes[l].steps[s];
+    if (st.kind == StepKind::kWait) before[record_of.at(st.event)][i] = 1;
+  }
+  for (size_t k = 0; k < n; ++k)
+    for (size_t i = 0; i < n; ++i)
+      if (before[i][k])
+        for (size_t j = 0; j < n; ++j)
+          if (before[k][j]) before[i][j] = 1;
+  std::vector<std::string> unordered;
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = i + 1; j < n; ++j) {
+      auto [li, si] = steps[i];
+      auto [lj, sj] = steps[j];
+      if (plan.lanes[li].steps[si].kind != StepKind::kLaunch || plan.lanes[lj].steps[sj].kind != StepKind::kLaunch)
+        continue;
+      int di = p.find_device(plan.devices[plan.lanes[li].device]);
+      int dj = p.find_device(plan.devices[plan.lanes[lj].device]);
+      if (p.overlapping(di, dj) && !before[i][j] && !before[j][i])
+        unordered.push_back(fmt::format("lane {} step {} / lane {} step {}", li, si, lj, sj));
+    }
+  return unordered;
+}
+
+// Same devices, but as if nothing overlapped: build_plan adds no exclusion.
+Platform without_overlaps(Platform p) {
+  for (PlatformDevice& d : p.devices) d.overlaps.clear();
+  return p;
+}
+
+TEST(BuildPlan, OrdersLaunchesOnOverlappingDevices) {
+  Graph g = diamond();
+  Platform p = two_cpus_and_union();
+  NodeId a = g.find_node("a"), b = g.find_node("b"), c = g.find_node("c"), d = g.find_node("d");
+  // a on cpu:0; b on cpu:1 and c on the union read only a: nothing in the
+  // data orders b and c, but they share core 1. d on cpu:0.
+  std::vector<LaunchAssignment> launches = {{{a}, 0, 0, ""}, {{b}, 1, 0, ""}, {{c}, 2, 0, ""}, {{d}, 0, 0, ""}};
+  Plan plan = build_plan(g, p, launches, "t");
+  EXPECT_EQ(validation_error(plan, g, p), "");
+  EXPECT_EQ(unordered_overlapping_launches(plan, p), std::vector<std::string>{});
+  // In the order given: c (the union) after b, d (cpu:0) after c.
+  Plan unordered = build_plan(g, without_overlaps(p), launches, "t");
+  EXPECT_NE(unordered_overlapping_launches(unordered, p), std::vector<std::string>{});
+
+  // Random placements over the three devices of a zoo model: always ordered.
+  const Graph& sq = squeezenet();
+  for (uint64_t seed : {1, 2, 3}) {
+    Plan random = schedule("random", sq, p, seed);
+    EXPECT_EQ(validation_error(random, sq, p), "") << "seed " << seed;
+    EXPECT_EQ(devices_used(random).size(), 3u) << "seed " << seed;
+    EXPECT_EQ(unordered_overlapping_launches(random, p), std::vector<std::string>{}) << "seed " << seed;
+  }
+}
+
+TEST(ValidatePlan, RefusesLaunchesOnOverlappingDevicesNotOrderedByEvents) {
+  Graph g = diamond();
+  Platform p = two_cpus_and_union();
+  NodeId a = g.find_node("a"), b = g.find_node("b"), c = g.find_node("c"), d = g.find_node("d");
+  std::vector<LaunchAssignment> launches = {{{a}, 0, 0, ""}, {{b}, 1, 0, ""}, {{c}, 2, 0, ""}, {{d}, 0, 0, ""}};
+  // Valid as far as data goes, but b (cpu:1) and c (cpu:0-1) may run at once.
+  Plan plan = build_plan(g, without_overlaps(p), launches, "t");
+  EXPECT_EQ(validation_error(plan, g, without_overlaps(p)), "");
+  std::string message = validation_error(plan, g, p);
+  EXPECT_NE(message.find("may run at once on overlapping devices"), std::string::npos) << message;
+  EXPECT_NE(message.find("(cpu:1 stream 0)"), std::string::npos) << message;
+  EXPECT_NE(message.find("(cpu:0-1 stream 0)"), std::string::npos) << message;
+  // Disjoint devices need no order: cpu:0 and cpu:1 alone.
+  Plan narrow = build_plan(g, p, {{{a}, 0, 0, ""}, {{b}, 1, 0, ""}, {{c}, 0, 0, ""}, {{d}, 1, 0, ""}}, "t");
+  EXPECT_EQ(validation_error(narrow, g, p), "");
+  EXPECT_EQ(count_kind(narrow, StepKind::kWait),
+            count_kind(build_plan(g, two_cpus(), {{{a}, 0, 0, ""}, {{b}, 1, 0, ""}, {{c}, 0, 0, ""}, {{d}, 1, 0, ""}},
+                                  "t"),
+                       StepKind::kWait));
 }
 
 TEST(FusionUnits, CoverEveryNodeOnceAndGroupConvWithItsActivation) {

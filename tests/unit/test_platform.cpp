@@ -392,6 +392,31 @@ TEST(MakePlatformTest, DeviceSpecAloneIsThisMachine) {
   EXPECT_EQ(p.find_device("emu:npu"), -1);
 }
 
+TEST(MakePlatformTest, UnionDeviceRecordsItsOverlaps) {
+  auto cores = usable_cores();
+  if (cores.size() < 2 || cores[1] != cores[0] + 1) GTEST_SKIP() << "needs two consecutive usable cores";
+  std::string a = fmt::format("cpu:{}", cores[0]), b = fmt::format("cpu:{}", cores[1]);
+  std::string wide = fmt::format("cpu:{}-{}", cores[0], cores[1]);
+  Platform p = make_platform(a + "," + b + "," + wide, "");
+  ASSERT_EQ(p.devices.size(), 3u);
+  EXPECT_EQ(p.devices[0].overlaps, std::vector<std::string>{wide});
+  EXPECT_EQ(p.devices[1].overlaps, std::vector<std::string>{wide});
+  EXPECT_EQ(p.devices[2].overlaps, (std::vector<std::string>{a, b}));
+  EXPECT_TRUE(p.has_overlaps());
+  EXPECT_TRUE(p.overlapping(0, 2));
+  EXPECT_TRUE(p.overlapping(2, 1));
+  EXPECT_FALSE(p.overlapping(0, 1));
+  EXPECT_FALSE(p.overlapping(2, 2));
+  EXPECT_FALSE(make_platform(a + "," + b, "").has_overlaps());
+  try {
+    make_platform(a + "," + wide, "");
+    ADD_FAILURE() << "a partial overlap was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUsage);
+    EXPECT_THAT(e.what(), HasSubstr("devices may share cores only when one is the union"));
+  }
+}
+
 TEST(MakePlatformTest, WholeMachineDevice) {
   Platform p = make_platform("cpu", "");
   ASSERT_EQ(p.devices.size(), 1u);

@@ -7,8 +7,12 @@
 //   range  := N | A '-' B               A <= B
 //   NAME   := [A-Za-z0-9_-]+            a device of the platform file
 //   S      := 1 .. kMaxCudaStreams      streams of the GPU (default kDefaultCudaStreams)
-// Overlapping ranges inside one device are merged; a core in two devices is
-// an error, since two devices must never compete for one core. An emulated
+// Overlapping ranges inside one device are merged. Two devices may share
+// cores only when one is the union of other devices of the spec
+// (cpu:0,cpu:1,cpu:0-1: a wide device over narrow ones); plans then never run
+// two launches on overlapping devices at once (plan_builder.h). Any other
+// shared core (cpu:0-1,cpu:1-2; cpu:0-1,cpu:1; a device twice) is an error,
+// since two devices running at once must never compete for one core. An emulated
 // device or a GPU listed twice is an error too: a spec names each device
 // once. A GPU the machine lacks (or any GPU, without the CUDA backend) is an
 // error naming why, after the whole spec's syntax was checked.
@@ -18,6 +22,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <iterator>
 #include <set>
 #include <string>
 #include <string_view>
@@ -106,7 +111,6 @@ class SpecParser {
       parsed.push_back(parse_device(item));
     }
     std::vector<DeviceSpec> devices;
-    std::set<int> taken;
     std::set<std::string> emulated;
     std::set<int> gpus;
     for (const ParsedDevice& p : parsed) {
@@ -114,11 +118,9 @@ class SpecParser {
         fail(fmt::format("emu:{} is listed twice", p.emulated));
       if (p.kind == DeviceKind::kCuda && !gpus.insert(p.gpu).second)
         fail(fmt::format("cuda:{} is listed twice (give one stream count: cuda:{}*S)", p.gpu, p.gpu));
-      DeviceSpec device = resolve(p);
-      for (int core : device.cores)
-        if (!taken.insert(core).second) fail(fmt::format("core {} is in two devices", core));
-      devices.push_back(std::move(device));
+      devices.push_back(resolve(p));
     }
+    check_shared_cores(devices);
     return devices;
   }
 
@@ -136,6 +138,39 @@ class SpecParser {
 
   [[noreturn]] void fail(const std::string& what) const {
     throw Error(ErrorCode::kUsage, fmt::format("--devices '{}': {}", spec_, what));
+  }
+
+  // Devices sharing a core are allowed only as a union device over narrower
+  // ones: one covers the other (a strict superset) and its cores are exactly
+  // the union of the devices it covers. Every other pair sharing a core could
+  // run at once on it, which no plan can rule out.
+  void check_shared_cores(const std::vector<DeviceSpec>& devices) const {
+    auto covers = [](const DeviceSpec& wide, const DeviceSpec& narrow) {
+      return wide.cores.size() > narrow.cores.size() &&
+             std::includes(wide.cores.begin(), wide.cores.end(), narrow.cores.begin(), narrow.cores.end());
+    };
+    auto is_union = [&](const DeviceSpec& wide) {
+      std::set<int> covered;
+      for (const DeviceSpec& d : devices)
+        if (d.kind == DeviceKind::kCpu && covers(wide, d)) covered.insert(d.cores.begin(), d.cores.end());
+      return covered.size() == wide.cores.size();
+    };
+    for (size_t i = 0; i < devices.size(); ++i)
+      for (size_t j = i + 1; j < devices.size(); ++j) {
+        const DeviceSpec& a = devices[i];
+        const DeviceSpec& b = devices[j];
+        if (a.kind != DeviceKind::kCpu || b.kind != DeviceKind::kCpu) continue;
+        std::vector<int> shared;
+        std::set_intersection(a.cores.begin(), a.cores.end(), b.cores.begin(), b.cores.end(),
+                              std::back_inserter(shared));
+        if (shared.empty()) continue;
+        if (a.cores == b.cores)
+          fail(fmt::format("core {} is in two devices ({} is listed twice)", shared[0], a.name()));
+        if ((covers(a, b) && is_union(a)) || (covers(b, a) && is_union(b))) continue;
+        fail(fmt::format("core {} is in two devices, {} and {}: devices may share cores only when one is the union "
+                         "of other devices of the list (e.g. cpu:0,cpu:1,cpu:0-1)",
+                         shared[0], a.name(), b.name()));
+      }
   }
 
   ParsedDevice parse_device(std::string_view item) const {
