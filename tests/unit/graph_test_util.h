@@ -31,4 +31,22 @@ inline NodeId add_op(Graph& g, const std::string& op, const std::string& name, s
   return g.add_node(std::move(n));
 }
 
+// x -> Relu -> Relu -> ... (n of them), every value float32 [1, width]:
+// a chain of memory-bound nodes, each its own fusion unit. Finalized, costs
+// annotated.
+inline Graph relu_chain(int n, int64_t width) {
+  Graph g;
+  ValueId v = add_float_value(g, "x", {1, width});
+  g.inputs.push_back(v);
+  for (int i = 0; i < n; ++i) {
+    ValueId out = add_float_value(g, "y" + std::to_string(i), {1, width});
+    add_op(g, "Relu", "relu" + std::to_string(i), {v}, {out});
+    v = out;
+  }
+  g.outputs.push_back(v);
+  g.finalize();
+  g.annotate_costs();
+  return g;
+}
+
 }  // namespace hetsched::testing

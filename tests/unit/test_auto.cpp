@@ -33,6 +33,7 @@ using testing::simulated_ms;
 
 using testing::add_float_value;
 using testing::add_op;
+using testing::relu_chain;
 using testing::expect_same_outputs;
 
 const std::string kPlatforms = std::string(HETSCHED_SOURCE_DIR) + "/platforms/";
@@ -154,22 +155,6 @@ TEST(AutoScheduler, LocalSearchImprovesOnTheBestPlanItWasGiven) {
   EXPECT_TRUE(summarised);
 }
 
-// A chain of n Relus on 16 KiB values: every node its own fusion unit.
-Graph relu_chain(int n) {
-  Graph g;
-  ValueId v = add_float_value(g, "x", {1, 4096});
-  g.inputs.push_back(v);
-  for (int i = 0; i < n; ++i) {
-    ValueId out = add_float_value(g, fmt::format("v{}", i), {1, 4096});
-    add_op(g, "Relu", fmt::format("n{}", i), {v}, {out});
-    v = out;
-  }
-  g.outputs.push_back(v);
-  g.finalize();
-  g.annotate_costs();
-  return g;
-}
-
 TEST(AutoScheduler, GroupsAChainIntoOneLaunchOnADeviceWithOnChipMemory) {
   // On a DSA whose on-chip memory holds the values between the Relus, the
   // chain as one launch is one kernel paying one 20 us overhead; launch by
@@ -181,7 +166,7 @@ TEST(AutoScheduler, GroupsAChainIntoOneLaunchOnADeviceWithOnChipMemory) {
   p.devices[1].onchip_bytes = 1 << 20;
   auto cost = make_roofline_cost_model(p);
   const int n = 8;
-  Graph g = relu_chain(n);
+  Graph g = relu_chain(n, 4096);
   double on_acc = simulated_ms(schedule("sequential", g, p, *cost, {{"device", "emu:acc"}}), g, p, *cost);
   double on_cpu = simulated_ms(schedule("sequential", g, p, *cost, {{"device", "emu:cpu"}}), g, p, *cost);
   Plan plan = schedule("auto", g, p, *cost, {{"schedulers", "round-robin"}});

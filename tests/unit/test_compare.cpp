@@ -27,6 +27,7 @@ namespace {
 
 using testing::add_float_value;
 using testing::add_op;
+using testing::relu_chain;
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
@@ -51,21 +52,6 @@ Platform two_devices(double fast_gflops, double slow_gflops) {
   return p;
 }
 
-Graph relu_chain(int n_relus) {
-  Graph g;
-  ValueId v = add_float_value(g, "x", {1, 1 << 16});
-  g.inputs.push_back(v);
-  for (int i = 0; i < n_relus; ++i) {
-    ValueId out = add_float_value(g, "y" + std::to_string(i), {1, 1 << 16});
-    add_op(g, "Relu", "relu" + std::to_string(i), {v}, {out});
-    v = out;
-  }
-  g.outputs.push_back(v);
-  g.finalize();
-  g.annotate_costs();
-  return g;
-}
-
 TEST(LowerBound, ChainIsTheSumOfItsNodesFloors) {
   // Relu after Relu, memory-bound, on devices without on-chip memory: each
   // value between them is written and read through memory in any plan, and
@@ -74,7 +60,7 @@ TEST(LowerBound, ChainIsTheSumOfItsNodesFloors) {
   // exactly the bound: the sequential plan there meets it. (The mean of
   // FLOPs and weights at peak, the floor before the memory view, gave less
   // than a tenth of it.)
-  Graph g = relu_chain(3);
+  Graph g = relu_chain(3, 1 << 16);
   Platform p = two_devices(20, 5);
   auto cost = make_roofline_cost_model(p);
   double expected = 0, mean_floors = 0;
@@ -166,7 +152,7 @@ TEST(LowerBound, OnChipLaunchesHoldSoMuchBetweenTheirKernels) {
   // between two Relus costs at least overhead * bytes / onchip_bytes (half
   // an overhead here), where the floors of the nodes alone give nothing.
   constexpr int kRelus = 7;
-  Graph g = relu_chain(kRelus);
+  Graph g = relu_chain(kRelus, 1 << 16);
   double value_bytes = g.values[g.nodes[0].outputs[0]].nbytes();
   Platform p;
   p.name = "chip";
