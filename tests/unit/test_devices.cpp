@@ -349,7 +349,7 @@ TEST(CpuDeviceTest, EmptyDeviceIsRefused) {
 
 // Arithmetic that cannot be optimised away; returns after `iterations` steps.
 void spin(long long iterations) {
-  static volatile double sink = 0;
+  thread_local volatile double sink = 0;  // per thread: devices spin at once
   double x = 1.0;
   for (long long i = 0; i < iterations; ++i) x = x * 1.0000001 + 1e-9;
   sink = sink + x;
