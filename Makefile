@@ -64,7 +64,11 @@ SANITIZE_CMAKE_FLAGS = -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHETSCHED_BUI
 # time in uninstrumented Python and Chromium, and the install test links a
 # plain example program against the instrumented library.
 ASAN_CTEST_EXCLUDE = torchvision_vs_pytorch|install_and_use_from_cpp|html_report_render
-TSAN_TESTS = ExecutorTest.*:FaultInjection.*:CpuDeviceTest.*:CpuConcurrency.*:AutoSession.*:ProfileDbTest.TwoThreads*:ProfileDbTest.Calibration*:ProfileDbTest.Profiler*:ResourceLimits.*
+# Left out: AutoSession.* and ExecutorTest.WideAndNarrow*, which spend their
+# time in TSan's handling of the suppressed reports from oneDNN's OpenMP
+# regions (neither had finished after 10 and 20 minutes on 2 cores;
+# docs/reliability.md).
+TSAN_TESTS = ExecutorTest.*:FaultInjection.*:CpuDeviceTest.*:CpuConcurrency.*:ProfileDbTest.TwoThreads*:ProfileDbTest.Calibration*:ProfileDbTest.Profiler*:ResourceLimits.*:-ExecutorTest.WideAndNarrow*
 
 .PHONY: check-sanitizers check-asan check-tsan soak
 
