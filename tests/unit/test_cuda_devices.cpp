@@ -2,16 +2,13 @@
 // grammar against a described machine (runs everywhere), and this
 // machine's answer (no GPU here, or no CUDA backend in this build: a usage
 // error saying which; with a GPU, the platform device).
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_test_util.h"
 #include "backends/cpu/device_spec.h"
 #include "hetsched/device.h"
 #include "hetsched/error.h"
@@ -142,15 +139,10 @@ TEST(CudaPlatform, GpuDeviceHasItsOwnMemorySpaceAndLinks) {
 
 // ---------------------------------------------------------------- CLI
 
+// `hetsched ARGS`, ARGS saying where stderr goes.
 std::pair<int, std::string> run_cli(const std::string& args) {
-  std::string cmd = std::string(HETSCHED_CLI) + " " + args;
-  std::string out;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return {-1, out};
-  std::array<char, 4096> buf;
-  while (fgets(buf.data(), static_cast<int>(buf.size()), pipe)) out += buf.data();
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  testing::CliResult r = testing::run_shell(std::string(HETSCHED_CLI) + " " + args);
+  return {r.exit_code, r.output};
 }
 
 TEST(CudaDeviceCli, DevicesSaysWhetherThereIsAGpu) {

@@ -2,9 +2,7 @@
 // OpenMP thread count, exceptions, ordering, concurrency) and `hetsched devices`.
 #include <sched.h>
 #include <sys/sysinfo.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +15,7 @@
 #include <omp.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_test_util.h"
 #include "backends/cpu/cpu_device.h"
 #include "hetsched/device.h"
 #include "hetsched/error.h"
@@ -427,15 +426,10 @@ TEST(CpuDeviceTest, TwoDevicesRunConcurrently) {
 
 // ---------------------------------------------------------------- CLI
 
+// `hetsched ARGS`, ARGS saying where stderr goes.
 std::pair<int, std::string> run_cli(const std::string& args) {
-  std::string cmd = std::string(HETSCHED_CLI) + " " + args;
-  std::string out;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return {-1, out};
-  std::array<char, 4096> buf;
-  while (fgets(buf.data(), static_cast<int>(buf.size()), pipe)) out += buf.data();
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  testing::CliResult r = testing::run_shell(std::string(HETSCHED_CLI) + " " + args);
+  return {r.exit_code, r.output};
 }
 
 TEST(DeviceCliTest, DevicesJson) {
