@@ -5,12 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cinttypes>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <functional>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -209,6 +211,18 @@ void check_existing_content(sqlite3* db, const std::string& path) {
     if (!tables.count(table)) throw NotAProfileDb{fmt::format("table '{}' missing", table)};
 }
 
+// Switching to WAL takes an exclusive lock, and SQLite answers SQLITE_BUSY at
+// once, without the busy handler, when another process holds a lock at that
+// moment (one creating the file, say). So wait here, up to the busy timeout.
+void switch_to_wal(sqlite3* db, const std::string& path) {
+  const char* kWal = "PRAGMA journal_mode=WAL";
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  while ((sqlite3_exec(db, kWal, nullptr, nullptr, nullptr) & 0xff) == SQLITE_BUSY &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  exec(db, kWal, path);  // reports what is still wrong, if anything
+}
+
 void create_schema_if_empty(sqlite3* db, const std::string& path) {
   in_write_transaction(db, path, [&] {
     int n_tables = 0;
@@ -241,7 +255,7 @@ sqlite3* open_checked(const std::string& path) {
   try {
     sqlite3_busy_timeout(db, kBusyTimeoutMs);
     check_existing_content(db, path);
-    exec(db, "PRAGMA journal_mode=WAL", path);
+    switch_to_wal(db, path);
     create_schema_if_empty(db, path);
     check_existing_content(db, path);
   } catch (...) {
