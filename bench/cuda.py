@@ -37,10 +37,10 @@ Method
    (every configuration of a model back to back, the order reversed every
    other round).
 
-hetsched's GPU rows need the executor's GPU lanes and its --cuda-graph flag
-(docs/cuda.md, "Executor integration"). Until `hetsched run --help` lists
---cuda-graph, those rows are reported as "pending" with the reason, and only
-the PyTorch rows are measured.
+hetsched's GPU rows run through the executor's GPU lanes and its --cuda-graph
+flag (docs/cuda.md, "Executor integration"). A hetsched whose `run --help`
+lacks --cuda-graph, or whose trial run on cuda:0 fails, has those rows
+reported as "pending" with the reason, and only the PyTorch rows measured.
 
 Output: bench/results/cuda.csv and bench/results/cuda.md (GPU model, driver,
 CUDA libraries, date, hetsched commit), and the table printed.

@@ -91,8 +91,9 @@ Plan read_plan_file(const std::string& path, const Graph& graph);
 // Proves the plan runnable on `platform` (see the top of this file); throws
 // ErrorCode::kInvalidFile naming the first problem: another platform, an
 // unknown device or stream, a node launched twice or never, a node on a
-// device that does not run its op, a read before the value is available, an
-// event recorded twice or never, a cycle of waits.
+// device that does not run its op (on a CUDA GPU: a node its kernel
+// declines, with the kernel's reason), a read before the value is available,
+// an event recorded twice or never, a cycle of waits.
 void validate_plan(const Plan& plan, const Graph& graph, const Platform& platform);
 
 // Where values live while a plan runs. A value produced and read on one lane

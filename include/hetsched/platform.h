@@ -68,9 +68,13 @@ struct PlatformDevice {
   // Nodes the user pinned to another device (apply_pins): node name -> the
   // pin, e.g. "Conv=cpu:0". The device does not run them.
   std::map<std::string, std::string> pinned_elsewhere;
+  // A CUDA GPU: nodes of the graph its kernels decline (apply_pins): node
+  // name -> why ("not float32"). The device does not run them.
+  std::map<std::string, std::string> declined;
 
   bool is_emulated() const { return kind == DeviceKind::kEmulated; }
-  // Op type in `ops` (or `ops` empty), and not pinned to another device.
+  // Op type in `ops` (or `ops` empty), not pinned to another device and not
+  // declined.
   bool supports(const Node& node) const;
   bool supports_all(const Graph& graph) const;  // supports() every node: it can run the graph alone
   // supports() every node not pinned to another device: it can run the
@@ -143,7 +147,9 @@ Pin parse_pin(const std::string& text);
 // Makes every scheduler honour the pins: each pinned node is taken from the
 // other devices (PlatformDevice::pinned_elsewhere), so the pinned device is
 // the only one that runs it, and recorded in Platform::pinned (plans then
-// give "pinned by ..." as the placement's reason). ErrorCode::kUsage, naming
+// give "pinned by ..." as the placement's reason). First, each CUDA GPU's
+// PlatformDevice::declined gets the nodes of `graph` its kernels decline, so
+// that schedulers keep them off it (with or without pins). ErrorCode::kUsage, naming
 // the pin, when its device is not on the platform or does not run the
 // node's op, when it names no node or op type of `graph`, or when two pins
 // send one node to different devices with the same precedence.

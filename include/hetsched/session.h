@@ -44,13 +44,19 @@ std::string model_to_onnx_bytes(const std::string& model, const LoadOptions& opt
 // Parses "input=1x3x224x224" into (name, shape); throws kUsage when malformed.
 std::pair<std::string, Shape> parse_shape_override(const std::string& text);
 
+// CUDA Graphs for plans on a GPU (docs/cuda.md): kAuto captures the run into
+// one graph when every lane of the plan is on one GPU and enqueues step by
+// step otherwise; kOn is the same but an error for a plan not on one GPU;
+// kOff always enqueues step by step.
+enum class CudaGraphMode { kAuto, kOn, kOff };
+
 struct SessionOptions {
   SessionOptions() = default;
   explicit SessionOptions(std::string devices_spec, bool reference_kernels = false)
       : devices(std::move(devices_spec)), reference(reference_kernels) {}
 
-  // Where to run (see device.h, platform.h): CPU core groups and emulated
-  // devices of the platform file.
+  // Where to run (see device.h, platform.h): CPU core groups, CUDA GPUs and
+  // emulated devices of the platform file.
   std::string devices = "cpu";
   // Run every node with the plain C++ reference kernels instead (the ground
   // truth other backends are checked against), on the calling thread.
@@ -72,6 +78,7 @@ struct SessionOptions {
   // rounds on random inputs; the fastest median wins (ExecutionSummary::choice
   // says what was measured). false: trust the prediction.
   bool verify_auto = true;
+  CudaGraphMode cuda_graph = CudaGraphMode::kAuto;
 };
 
 // What a session runs and how: kernels, fusion, fallbacks, memory.

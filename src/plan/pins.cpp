@@ -12,6 +12,7 @@
 #include "hetsched/error.h"
 #include "hetsched/platform.h"
 #include "plan/plan_builder.h"
+#include "platform/gpu_probe.h"
 
 namespace hetsched {
 
@@ -63,6 +64,16 @@ Pin parse_pin(const std::string& text) {
 }
 
 void apply_pins(Platform& platform, const Graph& graph, const std::vector<Pin>& pins) {
+  for (PlatformDevice& device : platform.devices) {
+    if (device.kind != DeviceKind::kCuda) continue;
+    device.declined.clear();
+    for (const Node& node : graph.nodes) {
+      std::string why = gpu_declines_node(graph, node);
+      // An op without a kernel is `ops`'s to refuse, in its own words.
+      bool has_kernel = device.ops.empty() || std::count(device.ops.begin(), device.ops.end(), node.op_type);
+      if (!why.empty() && has_kernel) device.declined[node.name] = why;
+    }
+  }
   std::map<std::string, Pin> by_node = pinned_nodes(platform, graph, pins);
   if (by_node.empty()) return;
   // Schedulers place fusion units whole (Conv+Add+Relu is one kernel): the

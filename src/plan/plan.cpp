@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hetsched/error.h"
+#include "platform/gpu_probe.h"
 
 namespace hetsched {
 
@@ -521,6 +522,14 @@ class PlanValidator {
             if (!device.supports(graph_.nodes[id]))
               fail(fmt::format("{}: {} does not run {} ({})", step_name(s), device.name, graph_.nodes[id].label(),
                                device.why_not(graph_.nodes[id])));
+            // A GPU kernel may decline one node of an op type it has (a
+            // dtype, a shape): the GPU would fail to prepare it.
+            if (device.kind == DeviceKind::kCuda) {
+              std::string why = gpu_declines_node(graph_, graph_.nodes[id]);
+              if (!why.empty())
+                fail(fmt::format("{}: {} does not run {} ({})", step_name(s), device.name, graph_.nodes[id].label(),
+                                 why));
+            }
           }
           break;
         }

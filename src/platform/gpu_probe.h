@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "hetsched/graph.h"
+
 namespace hetsched {
 
 struct GpuInfo {
@@ -42,5 +44,12 @@ struct GpuProbe {
 // Asked once per process (the answer is cached): creating a CUDA context is
 // not needed for it, but the runtime's first call costs milliseconds.
 const GpuProbe& probe_gpus();
+
+// What the backend's kernels run, asked without a GPU. Why the CUDA backend
+// does not run `node` ("no CUDA kernel for X", "not float32", a shape that is
+// not static); "" when it does. Without the backend: that the build has none.
+std::string gpu_declines_node(const Graph& graph, const Node& node);
+// The op types the CUDA backend has kernels for (sorted); empty without it.
+std::vector<std::string> gpu_kernel_op_types();
 
 }  // namespace hetsched

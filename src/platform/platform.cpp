@@ -26,7 +26,7 @@ namespace hetsched {
 
 bool PlatformDevice::supports(const Node& node) const {
   return (ops.empty() || std::find(ops.begin(), ops.end(), node.op_type) != ops.end()) &&
-         !pinned_elsewhere.count(node.name);
+         !pinned_elsewhere.count(node.name) && !declined.count(node.name);
 }
 
 bool PlatformDevice::supports_all(const Graph& graph) const {
@@ -445,6 +445,9 @@ PlatformDevice real_cuda_device(const DeviceSpec& spec, const GpuInfo& gpu, cons
                                    spec.streams, spec.streams == 1 ? "" : "s");
   device.signature = fmt::format("cuda|{}|cc={}.{}|sms={}|mem={}|{}", gpu.name, gpu.cc_major, gpu.cc_minor,
                                  gpu.multiprocessors, gpu.memory_bytes, libraries);
+  // Schedulers keep ops without a GPU kernel off the GPU; what a kernel
+  // declines for one node (a dtype, a shape) validate_plan refuses.
+  device.ops = gpu_kernel_op_types();
   return device;
 }
 
@@ -529,9 +532,12 @@ Platform make_platform(const std::string& device_spec, const std::string& platfo
 
 std::string PlatformDevice::why_not(const Node& node) const {
   if (!ops.empty() && std::find(ops.begin(), ops.end(), node.op_type) == ops.end())
-    return fmt::format("it runs only {}", join(ops, ", "));
+    return kind == DeviceKind::kCuda ? fmt::format("no CUDA kernel for {}", node.op_type)
+                                     : fmt::format("it runs only {}", join(ops, ", "));
   auto pin = pinned_elsewhere.find(node.name);
   if (pin != pinned_elsewhere.end()) return fmt::format("the node is pinned elsewhere by {}", pin->second);
+  auto declines = declined.find(node.name);
+  if (declines != declined.end()) return fmt::format("the GPU kernel declines it: {}", declines->second);
   return "";
 }
 

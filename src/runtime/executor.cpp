@@ -20,6 +20,7 @@
 #include "backends/cpu/program.h"
 #include "core/allocation.h"
 #include "kernels/kernel.h"
+#include "runtime/gpu_device.h"
 
 namespace hetsched {
 
@@ -73,6 +74,15 @@ struct RunState {
   }
 };
 
+// N of a CUDA device's name "cuda:N".
+int cuda_ordinal(const PlatformDevice& device) {
+  try {
+    return std::stoi(device.name.substr(device.name.find(':') + 1));
+  } catch (const std::exception&) {
+    throw Error(ErrorCode::kInvalidFile, fmt::format("'{}' is not a CUDA device name (cuda:N)", device.name));
+  }
+}
+
 std::string join_labels(const Graph& graph, const std::vector<NodeId>& nodes, const char* joiner, bool op_types) {
   std::string out;
   for (NodeId n : nodes) {
@@ -103,6 +113,17 @@ struct Executor::Impl {
   };
   std::vector<CpuRuntime> cpu;  // per plan device; empty for emulated ones
 
+  // GPUs: one per plan device of kind kCuda, null for the others.
+  std::vector<std::unique_ptr<GpuDevice>> gpu;  // per plan device
+  std::vector<GpuDevice*> gpu_of_space;         // per memory space: the GPU it belongs to, or null
+  std::vector<int> recorder;                    // per event: the lane recording it
+  CudaGraphMode cuda_graph_mode = CudaGraphMode::kAuto;
+  // Every lane on one GPU and the graph wanted: run() replays one CUDA Graph
+  // of the whole plan, captured at the first run.
+  int graph_device = -1;  // the plan device whose GPU runs the graph, -1: none
+  bool captured = false;
+  std::vector<std::pair<int, int>> step_order;  // (lane, step): every step, in an order a sequential walk runs them
+
   struct LaneRuntime {
     std::unique_ptr<cpu::Program> program;  // CPU lanes with oneDNN
     std::vector<int> program_launch;        // per step: launch index in program, -1 otherwise
@@ -110,6 +131,7 @@ struct Executor::Impl {
     // Per step: a Wait that may spin before sleeping (see run_lane).
     std::vector<char> spin_on_wait;
     bool emulated = false;
+    bool gpu = false;  // a lane of a CUDA device: its host thread drives the lane's stream
   };
   std::vector<LaneRuntime> lanes;
   std::vector<int> lane_of_node;   // per node: the lane launching it
@@ -125,8 +147,8 @@ struct Executor::Impl {
   int fault_step = -1;
   std::mutex run_mutex;
 
-  Impl(const Graph& g, Plan p, const Platform& pf, std::shared_ptr<const CostModel> c)
-      : graph(g), plan(std::move(p)), platform(pf), cost(std::move(c)) {}
+  Impl(const Graph& g, Plan p, const Platform& pf, std::shared_ptr<const CostModel> c, CudaGraphMode mode)
+      : graph(g), plan(std::move(p)), platform(pf), cost(std::move(c)), cuda_graph_mode(mode) {}
   // Here rather than in ~Executor: a constructor that throws half-way (an
   // arena that cannot be allocated) must release what it built the same way.
   ~Impl();
@@ -142,6 +164,7 @@ struct Executor::Impl {
   }
 
   void need(ValueId v, int space) {
+    if (gpu_of_space[space]) return;  // held in the GPU's arena
     Tensor& t = stored(v, space);
     const Value& value = graph.values[v];
     if (!t.defined() && keep_layout.count(v)) {
@@ -164,12 +187,17 @@ struct Executor::Impl {
   std::string describe_step(int l, size_t s, int global_step) const;
 
   void setup();
+  void compute_step_order();
   void compile_lane(int l);
   void compile_programs();
+  void make_gpus();
+  void choose_cuda_graph();
   void run_lane(int l, RunState& state, Clock::time_point start, RunTimeline* timeline, int first_global_step,
                 std::atomic<int>& overruns);
   void run_reference_launch(const PlanStep& step, int space);
   void copy_value(const PlanStep& step);
+  void gpu_copy(int l, const PlanStep& step);
+  void run_cuda_graph();
 };
 
 Executor::Impl::~Impl() {
@@ -212,6 +240,7 @@ void Executor::Impl::setup() {
     if (std::find(spaces.begin(), spaces.end(), d->memory_space) == spaces.end()) spaces.push_back(d->memory_space);
     device_space.push_back(space_index(d->memory_space));
   }
+  gpu_of_space.assign(spaces.size(), nullptr);
   for (const Value& v : graph.values)
     if (!v.is_constant() && !v.shape_is_static())
       throw Error(ErrorCode::kUnsupported,
@@ -234,14 +263,15 @@ void Executor::Impl::setup() {
   // launch, or the union device waiting for the narrow ones'). Every other
   // Wait of a CPU lane spins first: plan_builder orders the exclusion Waits
   // before the data Waits, so nothing else runs on the lane's cores then.
-  std::vector<int> recorder(plan.n_events, -1);
+  // A GPU lane's host thread only enqueues: it sleeps at once.
+  recorder.assign(plan.n_events, -1);
   for (size_t l = 0; l < plan.lanes.size(); ++l)
     for (const PlanStep& step : plan.lanes[l].steps)
       if (step.kind == StepKind::kRecord) recorder[step.event] = static_cast<int>(l);
   for (size_t l = 0; l < plan.lanes.size(); ++l) {
     const Lane& lane = plan.lanes[l];
     lanes[l].spin_on_wait.assign(lane.steps.size(), 0);
-    if (devices[lane.device]->is_emulated()) continue;
+    if (devices[lane.device]->kind != DeviceKind::kCpu) continue;
     int self = platform.find_device(plan.devices[lane.device]);
     for (size_t s = 0; s < lane.steps.size(); ++s) {
       if (lane.steps[s].kind != StepKind::kWait) continue;
@@ -253,7 +283,7 @@ void Executor::Impl::setup() {
   std::vector<bool> used(devices.size(), false);
   for (const Lane& lane : plan.lanes) used[lane.device] = true;
   for (size_t d = 0; d < devices.size(); ++d) {
-    if (!used[d] || devices[d]->is_emulated()) continue;
+    if (!used[d] || devices[d]->kind != DeviceKind::kCpu) continue;
     DeviceSpec spec;
     spec.cores = devices[d]->cores;
     cpu[d].device = std::make_unique<CpuDevice>(spec);
@@ -268,15 +298,18 @@ void Executor::Impl::setup() {
     NodeId producer = graph.values[v].producer;
     if (producer == kNoNode || graph.is_graph_output(v) || graph.values[v].dtype != DType::kFloat32) continue;
     int from = lane_of_node[producer];
-    bool cpu_only = !devices[plan.lanes[from].device]->is_emulated(), crosses = false;
+    bool cpu_only = devices[plan.lanes[from].device]->kind == DeviceKind::kCpu, crosses = false;
     for (NodeId c : graph.values[v].consumers) {
       int to = lane_of_node[c];
       crosses = crosses || to != from;
-      cpu_only = cpu_only && !devices[plan.lanes[to].device]->is_emulated();
+      cpu_only = cpu_only && devices[plan.lanes[to].device]->kind == DeviceKind::kCpu;
     }
     if (crosses && cpu_only) keep_layout.insert(v);
   }
+  choose_cuda_graph();
+  compute_step_order();
   compile_programs();
+  make_gpus();
 
   // Store entries: what crosses lanes (a reader or writer on another lane,
   // a copy, a graph output) and everything reference lanes touch.
@@ -289,7 +322,7 @@ void Executor::Impl::setup() {
         need(step.value, space_index(step.from_space));
         need(step.value, space_index(step.to_space));
       }
-      if (step.kind != StepKind::kLaunch) continue;
+      if (step.kind != StepKind::kLaunch || rt.gpu) continue;  // a GPU's values are in its arena
       for (NodeId n : step.nodes) {
         for (ValueId v : graph.nodes[n].inputs)
           if (v != kNoValue && (!rt.program || graph.values[v].producer == kNoNode ||
@@ -326,9 +359,17 @@ void Executor::Impl::setup() {
   for (size_t d = 0; d < devices.size(); ++d)
     if (used[d]) names.push_back(devices[d]->name);
   summary.device = fmt::format("{}", fmt::join(names, ","));
+  for (const auto& g : gpu) {
+    if (!g) continue;
+    GpuDeviceStats stats = g->stats();
+    summary.n_steps += stats.n_ops;
+    summary.n_fused_nodes += stats.n_fused_nodes;
+    summary.arena_bytes += stats.arena_bytes;
+  }
   for (size_t l = 0; l < plan.lanes.size(); ++l) {
     const LaneRuntime& rt = lanes[l];
     summary.emulated = summary.emulated || rt.emulated;
+    if (rt.gpu) continue;  // counted per GPU above
     if (!rt.program) {
       for (const PlanStep& step : plan.lanes[l].steps)
         if (step.kind == StepKind::kLaunch) summary.n_steps += static_cast<int>(step.nodes.size());
@@ -351,6 +392,10 @@ void Executor::Impl::compile_lane(int l) {
   const PlatformDevice& device = *devices[lane.device];
   rt.program_launch.assign(lane.steps.size(), -1);
   rt.modeled_us.assign(lane.steps.size(), 0);
+  if (device.kind == DeviceKind::kCuda) {
+    rt.gpu = true;  // prepared by its GPU (make_gpus)
+    return;
+  }
   if (device.is_emulated()) {
     rt.emulated = true;
     if (!cost) throw Error(ErrorCode::kUsage, "executor: emulated devices need a cost model for their durations");
@@ -374,26 +419,35 @@ void Executor::Impl::compile_lane(int l) {
   dev.device->run([&] { rt.program = cpu::Program::start(graph, *dev.engine, std::move(scope)); });
 }
 
-// CPU programs exchange values in their producers' layouts, so each launch
-// is compiled after the launches it reads from: in the order a sequential
-// walk of the plan would run them (the plan is deadlock-free).
-void Executor::Impl::compile_programs() {
-  for (size_t l = 0; l < plan.lanes.size(); ++l) compile_lane(static_cast<int>(l));
+// The order a sequential walk of the plan runs its steps in: each lane as
+// far as it goes until a Wait whose event is not recorded yet (the plan is
+// deadlock-free, so the walk ends with every step).
+void Executor::Impl::compute_step_order() {
   std::vector<size_t> next(plan.lanes.size(), 0);
   std::vector<char> recorded(plan.n_events, 0);
   for (bool progress = true; progress;) {
     progress = false;
     for (size_t l = 0; l < plan.lanes.size(); ++l) {
       const Lane& lane = plan.lanes[l];
-      LaneRuntime& rt = lanes[l];
       for (; next[l] < lane.steps.size(); ++next[l], progress = true) {
         const PlanStep& step = lane.steps[next[l]];
         if (step.kind == StepKind::kWait && !recorded[step.event]) break;
         if (step.kind == StepKind::kRecord) recorded[step.event] = 1;
-        if (step.kind == StepKind::kLaunch && rt.program)
-          cpu[lane.device].device->run([&] { rt.program->compile_launch(rt.program_launch[next[l]]); });
+        step_order.emplace_back(static_cast<int>(l), static_cast<int>(next[l]));
       }
     }
+  }
+}
+
+// CPU programs exchange values in their producers' layouts, so each launch
+// is compiled after the launches it reads from: in step_order.
+void Executor::Impl::compile_programs() {
+  for (size_t l = 0; l < plan.lanes.size(); ++l) compile_lane(static_cast<int>(l));
+  for (auto [l, s] : step_order) {
+    const Lane& lane = plan.lanes[l];
+    LaneRuntime& rt = lanes[l];
+    if (lane.steps[s].kind == StepKind::kLaunch && rt.program)
+      cpu[lane.device].device->run([&] { rt.program->compile_launch(rt.program_launch[s]); });
   }
   for (size_t l = 0; l < plan.lanes.size(); ++l) {
     if (!lanes[l].program) continue;
@@ -404,6 +458,37 @@ void Executor::Impl::compile_programs() {
       throw Error(e.code(), fmt::format("lane {} on {}: {}", l, plan.devices[plan.lanes[l].device], e.what()));
     }
   }
+}
+
+void Executor::Impl::make_gpus() {
+  gpu.resize(devices.size());
+  std::vector<bool> used(devices.size(), false);
+  for (const Lane& lane : plan.lanes) used[lane.device] = true;
+  for (size_t d = 0; d < devices.size(); ++d) {
+    if (!used[d] || devices[d]->kind != DeviceKind::kCuda) continue;
+    try {
+      gpu[d] = make_gpu_device(graph, plan, static_cast<int>(d), cuda_ordinal(*devices[d]), devices[d]->n_streams);
+    } catch (const Error& e) {
+      throw Error(e.code(), fmt::format("{}: {}", devices[d]->name, e.what()));
+    }
+    gpu_of_space[device_space[d]] = gpu[d].get();
+  }
+}
+
+// A CUDA Graph needs every lane on one GPU: the capture follows one
+// context's streams, and a CPU lane's work cannot join it.
+void Executor::Impl::choose_cuda_graph() {
+  std::set<int> lane_devices;
+  for (const Lane& lane : plan.lanes) lane_devices.insert(lane.device);
+  bool one_gpu = lane_devices.size() == 1 && devices[*lane_devices.begin()]->kind == DeviceKind::kCuda;
+  if (cuda_graph_mode == CudaGraphMode::kOn && !one_gpu) {
+    std::vector<std::string> names;
+    for (int d : lane_devices) names.push_back(plan.devices[d]);
+    throw Error(ErrorCode::kUsage, fmt::format("--cuda-graph on needs every lane of the plan on one GPU; this plan "
+                                               "runs on {} (use --cuda-graph off)",
+                                               fmt::join(names, ", ")));
+  }
+  graph_device = one_gpu && cuda_graph_mode != CudaGraphMode::kOff ? *lane_devices.begin() : -1;
 }
 
 void Executor::Impl::run_reference_launch(const PlanStep& step, int space) {
@@ -440,12 +525,45 @@ void Executor::Impl::copy_value(const PlanStep& step) {
   std::memcpy(to.raw(), from.raw(), from.nbytes());
 }
 
+// A Copy to or from a GPU (the other side is host memory: make_gpu_device
+// refuses anything else). On a lane of that GPU it goes through the lane's
+// stream: host -> GPU is enqueued (the host's bytes are staged at once), GPU
+// -> host waits for the stream, so that the host copy is complete when the
+// lane's next Record tells other lanes. Any other lane has waited for the
+// value on the host already (run_lane's Wait) and copies blocking.
+void Executor::Impl::gpu_copy(int l, const PlanStep& step) {
+  const Lane& lane = plan.lanes[l];
+  GpuDevice* own = gpu[lane.device].get();
+  int from = space_index(step.from_space), to = space_index(step.to_space);
+  ValueId v = step.value;
+  if (GpuDevice* dst = gpu_of_space[to]) {
+    const void* host = stored(v, from).raw();
+    if (dst == own) {
+      own->stage_in(v, host);
+      own->enqueue_to_device(lane.stream, v);
+    } else {
+      dst->upload(v, host);
+    }
+    return;
+  }
+  GpuDevice* src = gpu_of_space[from];
+  void* host = stored(v, to).raw();
+  if (src == own) {
+    own->enqueue_to_host(lane.stream, v);
+    own->synchronize(lane.stream);
+    own->stage_out(v, host);
+  } else {
+    src->download(v, host);
+  }
+}
+
 void Executor::Impl::run_lane(int l, RunState& state, Clock::time_point start, RunTimeline* timeline,
                               int first_global_step, std::atomic<int>& overruns) {
   const Lane& lane = plan.lanes[l];
   LaneRuntime& rt = lanes[l];
   int space = device_space[lane.device];
-  CpuRuntime* dev = rt.emulated ? nullptr : &cpu[lane.device];
+  CpuRuntime* dev = rt.program ? &cpu[lane.device] : nullptr;
+  GpuDevice* own_gpu = gpu[lane.device].get();
   std::vector<RunTimeline::StepTime> times;
   size_t s = 0;
   try {
@@ -488,12 +606,17 @@ void Executor::Impl::run_lane(int l, RunState& state, Clock::time_point start, R
       }
       switch (step.kind) {
         case StepKind::kLaunch:
-          if (rt.program) rt.program->run_launch(rt.program_launch[s], *dev->stream);
+          if (own_gpu) own_gpu->launch(l, static_cast<int>(s));
+          else if (rt.program) rt.program->run_launch(rt.program_launch[s], *dev->stream);
           else run_reference_launch(step, space);
           break;
         case StepKind::kCopy: {
-          // Every memory space but host belongs to an emulated device: the
-          // bytes really move, and the copy is held to the link's model.
+          if (gpu_of_space[space_index(step.from_space)] || gpu_of_space[space_index(step.to_space)]) {
+            gpu_copy(l, step);
+            break;
+          }
+          // Every other memory space but host belongs to an emulated device:
+          // the bytes really move, and the copy is held to the link's model.
           copy_value(step);
           const Link* link = platform.link(step.from_space, step.to_space);
           double bytes = static_cast<double>(stored(step.value, space_index(step.to_space)).nbytes());
@@ -502,9 +625,18 @@ void Executor::Impl::run_lane(int l, RunState& state, Clock::time_point start, R
           break;
         }
         case StepKind::kRecord:
+          if (own_gpu) own_gpu->record(lane.stream, step.event);
           state.record(step.event);
           break;
-        case StepKind::kWait: break;
+        case StepKind::kWait: {
+          // The recording lane has passed its Record; on a GPU that means
+          // enqueued it. A lane of the same GPU has its stream wait (the
+          // host goes on enqueueing); any other waits on the host.
+          GpuDevice* from = gpu[plan.lanes[recorder[step.event]].device].get();
+          if (from && from == own_gpu) own_gpu->wait(lane.stream, step.event);
+          else if (from) from->host_wait(step.event);
+          break;
+        }
       }
       if (rt.emulated && rt.modeled_us[s] > 0) {
         auto until = step_start + std::chrono::nanoseconds(static_cast<int64_t>(rt.modeled_us[s] * 1e3));
@@ -529,8 +661,9 @@ void Executor::Impl::run_lane(int l, RunState& state, Clock::time_point start, R
   }
 }
 
-Executor::Executor(const Graph& graph, Plan plan, const Platform& platform, std::shared_ptr<const CostModel> cost)
-    : impl_(std::make_unique<Impl>(graph, std::move(plan), platform, std::move(cost))) {
+Executor::Executor(const Graph& graph, Plan plan, const Platform& platform, std::shared_ptr<const CostModel> cost,
+                   CudaGraphMode cuda_graph)
+    : impl_(std::make_unique<Impl>(graph, std::move(plan), platform, std::move(cost), cuda_graph)) {
   validate_plan(impl_->plan, graph, platform);
   impl_->setup();
 }
@@ -603,10 +736,16 @@ TensorMap Executor::run(const TensorMap& inputs, RunTimeline* timeline) {
       if (graph.is_graph_output(v)) lane_memory[l].emplace_back(v, m.stored(v, 0).raw());
   }
 
-  RunState state(m.plan.n_events);
   if (timeline) *timeline = RunTimeline{};
-  std::atomic<int> overruns{0};
   auto start = Clock::now();
+  // Injected faults hit one step on its lane's thread: the direct path.
+  if (m.graph_device >= 0 && m.fault_step < 0) {
+    m.run_cuda_graph();
+    if (timeline) timeline->makespan_us = us_between(start, Clock::now());
+    return outputs;
+  }
+  RunState state(m.plan.n_events);
+  std::atomic<int> overruns{0};
   std::vector<std::future<void>> done;
   int first_global_step = 0;
   try {
@@ -623,7 +762,8 @@ TensorMap Executor::run(const TensorMap& inputs, RunTimeline* timeline) {
         }
         m.run_lane(static_cast<int>(l), state, start, timeline, first_global_step, overruns);
       };
-      if (m.lanes[l].emulated) done.push_back(std::async(std::launch::async, task));
+      if (m.lanes[l].gpu && m.lanes.size() == 1) task();  // the only lane: no thread to start
+      else if (m.lanes[l].emulated || m.lanes[l].gpu) done.push_back(std::async(std::launch::async, task));
       else done.push_back(m.cpu[m.plan.lanes[l].device].device->submit(task));
       first_global_step += static_cast<int>(m.plan.lanes[l].steps.size());
     }
@@ -633,10 +773,59 @@ TensorMap Executor::run(const TensorMap& inputs, RunTimeline* timeline) {
     state.fail(std::current_exception());
   }
   for (auto& f : done) f.get();
+  // GPU lanes return once they have enqueued; the run ends when their work
+  // has (after a failure too: nothing may still use the run's memory).
+  for (const auto& g : m.gpu) {
+    if (!g) continue;
+    try {
+      g->synchronize();
+    } catch (...) {
+      state.fail(std::current_exception());
+    }
+  }
   if (timeline) timeline->makespan_us = us_between(start, Clock::now());
   m.summary.n_emulation_overruns = overruns;
   if (state.error) std::rethrow_exception(state.error);
   return outputs;
+}
+
+// The whole plan as one CUDA Graph on one GPU, captured at the first run:
+// every lane's steps enqueued in step_order (Records before their Waits),
+// Record / Wait as CUDA events between the streams. Copies from the host
+// read the pinned staging buffers, filled before each replay; copies to the
+// host fill them, read after it.
+void Executor::Impl::run_cuda_graph() {
+  GpuDevice& g = *gpu[graph_device];
+  if (!captured) {
+    g.capture([&] {
+      for (auto [l, s] : step_order) {
+        const PlanStep& step = plan.lanes[l].steps[s];
+        int stream = plan.lanes[l].stream;
+        switch (step.kind) {
+          case StepKind::kLaunch: g.launch(l, s); break;
+          case StepKind::kCopy:
+            if (step.to_space == kHostMemory) g.enqueue_to_host(stream, step.value);
+            else g.enqueue_to_device(stream, step.value);
+            break;
+          case StepKind::kRecord: g.record(stream, step.event); break;
+          case StepKind::kWait: g.wait(stream, step.event); break;
+        }
+      }
+    });
+    captured = true;
+  }
+  for (auto [l, s] : step_order) {
+    const PlanStep& step = plan.lanes[l].steps[s];
+    if (step.kind == StepKind::kCopy && step.from_space == kHostMemory)
+      g.stage_in(step.value, stored(step.value, 0).raw());
+  }
+  g.replay();
+  g.synchronize();
+  for (auto [l, s] : step_order) {
+    const PlanStep& step = plan.lanes[l].steps[s];
+    if (step.kind == StepKind::kCopy && step.to_space == kHostMemory)
+      g.stage_out(step.value, stored(step.value, 0).raw());
+  }
 }
 
 Trace timeline_trace(const RunTimeline& timeline, const Plan& plan, const Graph& graph, const Platform& platform) {

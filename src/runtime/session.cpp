@@ -165,7 +165,7 @@ Session::Session(Graph graph, const SessionOptions& options)
   std::vector<Pin> pins;
   for (const auto& text : options.pins) pins.push_back(parse_pin(text));
   apply_pins(b.platform, *graph_, pins);
-  bool one_cpu_device = b.platform.devices.size() == 1 && !b.platform.has_emulated();
+  bool one_cpu_device = b.platform.devices.size() == 1 && b.platform.devices[0].kind == DeviceKind::kCpu;
   std::shared_ptr<const CostModel> cost;
   if (b.platform.has_emulated()) cost = open_cost_model(b.platform, options.profile_db, &b.warnings);
   Plan plan;
@@ -178,7 +178,7 @@ Session::Session(Graph graph, const SessionOptions& options)
     plan = session_plan(*graph_, b.platform, options, cost, &b.warnings);
   }
   try {
-    b.executor = std::make_unique<Executor>(*graph_, std::move(plan), b.platform, cost);
+    b.executor = std::make_unique<Executor>(*graph_, std::move(plan), b.platform, cost, options.cuda_graph);
   } catch (const Error& e) {
     // One device and free dims: the reference kernels derive shapes as they go.
     if (e.code() != ErrorCode::kUnsupported || !one_cpu_device || !options.plan.empty()) throw;

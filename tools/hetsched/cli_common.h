@@ -31,6 +31,7 @@ struct ModelOptions {
   std::string plan;
   std::string db;
   std::vector<std::string> pins;  // --pin NODE_OR_OP=DEVICE
+  std::string cuda_graph;         // --cuda-graph on|off; "": on when the plan is on one GPU
 
   // The model and how to load it, then --devices and --platform.
   void add_to(CLI::App* cmd) {
@@ -74,6 +75,14 @@ struct ModelOptions {
                     "(repeatable)");
   }
 
+  // --cuda-graph: for commands that run a plan (`run`).
+  void add_cuda_graph_option(CLI::App* cmd) {
+    cmd->add_option("--cuda-graph", cuda_graph,
+                    "on: capture a plan on one GPU into one CUDA Graph and replay it; off: enqueue step by step "
+                    "(default: on when every lane of the plan is on one GPU)")
+        ->check(CLI::IsMember({"on", "off"}));
+  }
+
   LoadOptions load_options() const {
     LoadOptions opts;
     for (const auto& s : shapes) {
@@ -104,6 +113,8 @@ struct ModelOptions {
     o.plan = plan;
     o.profile_db = db;
     o.pins = pins;
+    o.cuda_graph = cuda_graph == "on" ? CudaGraphMode::kOn : cuda_graph == "off" ? CudaGraphMode::kOff
+                                                                                  : CudaGraphMode::kAuto;
     return o;
   }
 };

@@ -90,6 +90,7 @@ struct RunCommand {
     model.add_to(cmd);
     model.add_reference_flag(cmd);
     model.add_plan_options(cmd);
+    model.add_cuda_graph_option(cmd);
     cmd->add_option("--trace", trace_path, "write the last timed run's timeline as a Chrome trace (Perfetto)");
     cmd->add_flag("-v,--verbose", verbose, "list the nodes that run on reference kernels");
     cmd->add_option("--input", inputs, "input tensor NAME=FILE (.npy or .pb); random data when omitted (repeatable)");

@@ -1,6 +1,7 @@
 // probe_gpus() of the CUDA backend (platform/gpu_probe.h): asks the CUDA
 // runtime for the GPUs without creating a context on them, so a machine
-// without a GPU (or without a driver) gets an answer, not an error.
+// without a GPU (or without a driver) gets an answer, not an error. The
+// kernel questions of gpu_probe.h are the kernel registry's (gpu_op.h).
 #include <cctype>
 #include <fstream>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include <cudnn.h>
 #include <fmt/format.h>
 
+#include "backends/cuda/gpu_op.h"
 #include "platform/gpu_probe.h"
 
 namespace hetsched {
@@ -114,5 +116,9 @@ const GpuProbe& probe_gpus() {
   static const GpuProbe result = probe();
   return result;
 }
+
+std::string gpu_declines_node(const Graph& graph, const Node& node) { return cuda::gpu_declines(graph, node); }
+
+std::vector<std::string> gpu_kernel_op_types() { return cuda::gpu_op_types(); }
 
 }  // namespace hetsched
