@@ -549,6 +549,105 @@ class LocalSearch {
   int evals_ = 0, accepted_ = 0;
 };
 
+// The launches of a plan placing fusion unit u on device_of[u], with the
+// units of device d grouped by phase instead of one by one: a unit's phase
+// is the number of device changes on the longest path of units reaching it
+// (graph inputs: phase 0). coarsen() cannot join d's launches across a unit
+// d lacks that a later launch there reads (a Concat on the CPU between two
+// DSA stretches): the join would wait for it. A phase joins them anyway:
+// every path between two units of d in one phase stays on d, through units
+// of that phase (leaving d, or passing a pinned unit, would raise the
+// phase), so joining them creates no cycle, and units of different
+// connected groups of one phase have no path between them at all. The groups of a phase are spread over d's
+// streams, largest first onto the least loaded; `per_stream` joins the
+// groups of one phase on one stream into one launch (one overhead on a
+// device whose on-chip memory holds the values between them), else each
+// group is a launch. A launch holding a pinned node stays its own unit.
+// Other devices' units stay one launch each. Returned in a topological
+// order taking the lowest phase first (then the lowest first node), so that
+// each lane runs its phases in turn.
+std::vector<LaunchAssignment> group_by_phase(const Graph& graph, const Platform& platform, const CostModel& cost,
+                                             const UnitDag& dag, const std::vector<int>& device_of, int d,
+                                             bool per_stream) {
+  const int n = static_cast<int>(dag.units.size());
+  std::vector<bool> pinned(n);
+  for (int u = 0; u < n; ++u) pinned[u] = holds_pinned(graph, platform, dag.units[u]);
+  auto groupable = [&](int u) { return device_of[u] == d && !pinned[u]; };
+  // A pinned unit on d counts as leaving d: a path through it must raise the
+  // phase too, or a group on both sides of it would wait for itself.
+  std::vector<int> phase(n, 0);
+  for (int u = 0; u < n; ++u)
+    for (int p : dag.preds[u]) {
+      bool changes = device_of[p] != device_of[u] || groupable(p) != groupable(u);
+      phase[u] = std::max(phase[u], phase[p] + (changes ? 1 : 0));
+    }
+  // Connected groups of d's units within a phase (union-find over the
+  // edges between them).
+  std::vector<int> parent(n);
+  for (int u = 0; u < n; ++u) parent[u] = u;
+  std::function<int(int)> root = [&](int u) { return parent[u] == u ? u : parent[u] = root(parent[u]); };
+  for (int u = 0; u < n; ++u)
+    if (groupable(u))
+      for (int v : dag.succs[u])
+        if (groupable(v) && phase[v] == phase[u]) parent[root(v)] = root(u);
+  std::map<int, std::vector<int>> members;  // root -> units, ascending
+  for (int u = 0; u < n; ++u)
+    if (groupable(u)) members[root(u)].push_back(u);
+  auto nodes_of = [&](const std::vector<int>& units) {
+    std::vector<NodeId> nodes;
+    for (int u : units) nodes.insert(nodes.end(), dag.units[u].begin(), dag.units[u].end());
+    std::sort(nodes.begin(), nodes.end());
+    return nodes;
+  };
+  // Per phase, its groups largest first onto the least loaded stream.
+  const PlatformDevice& device = platform.devices[d];
+  std::map<int, std::vector<std::pair<double, int>>> groups_of_phase;  // phase -> (us, root)
+  for (const auto& [r, units] : members)
+    groups_of_phase[phase[r]].emplace_back(cost.launch(graph, nodes_of(units), device).us, r);
+  std::vector<std::vector<NodeId>> subgraphs;
+  std::vector<int> stream_of;     // per subgraph
+  std::vector<double> phase_of;   // per subgraph: the order's first key
+  for (auto& [ph, groups] : groups_of_phase) {
+    std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<double> load(std::max(1, device.n_streams), 0);
+    std::vector<std::vector<int>> on_stream(load.size());
+    for (const auto& [us, r] : groups) {
+      size_t s = std::min_element(load.begin(), load.end()) - load.begin();
+      load[s] += us;
+      if (per_stream) {
+        on_stream[s].insert(on_stream[s].end(), members[r].begin(), members[r].end());
+      } else {
+        subgraphs.push_back(nodes_of(members[r]));
+        stream_of.push_back(static_cast<int>(s));
+        phase_of.push_back(ph);
+      }
+    }
+    for (size_t s = 0; per_stream && s < on_stream.size(); ++s) {
+      if (on_stream[s].empty()) continue;
+      subgraphs.push_back(nodes_of(on_stream[s]));
+      stream_of.push_back(static_cast<int>(s));
+      phase_of.push_back(ph);
+    }
+  }
+  std::vector<int> device_of_subgraph(subgraphs.size(), d);
+  for (int u = 0; u < n; ++u)
+    if (!groupable(u)) {
+      subgraphs.push_back(dag.units[u]);
+      stream_of.push_back(0);
+      phase_of.push_back(phase[u]);
+      device_of_subgraph.push_back(device_of[u]);
+    }
+  std::vector<int> subgraph_of(graph.nodes.size(), -1);
+  for (size_t g = 0; g < subgraphs.size(); ++g)
+    for (NodeId id : subgraphs[g]) subgraph_of[id] = static_cast<int>(g);
+  std::vector<LaunchAssignment> launches;
+  for (int g : subgraph_topological_order(graph, subgraphs, subgraph_of, "auto", phase_of))
+    launches.push_back({subgraphs[g], device_of_subgraph[g], stream_of[g],
+                        fmt::format("{} runs every fusion unit it can, joined by phase between the units it lacks",
+                                    device.name)});
+  return launches;
+}
+
 // Step 2 of the header: each candidate's launches coarsened; and for each
 // device that does not run every node, the plan giving it every fusion unit
 // it runs (the rest each on the device that runs it fastest alone),
@@ -584,7 +683,8 @@ void add_coarse_candidates(const Graph& graph, const Platform& platform, const C
       consider(candidates[c].name + ", coarsened", coarse);
     }
   }
-  std::vector<std::vector<NodeId>> units = fusion_units(graph);
+  UnitDag dag = build_unit_dag(graph);
+  const std::vector<std::vector<NodeId>>& units = dag.units;
   for (size_t d = 0; d < platform.devices.size(); ++d) {
     const PlatformDevice& device = platform.devices[d];
     if (device.supports_all_unpinned(graph)) continue;
@@ -610,7 +710,17 @@ void add_coarse_candidates(const Graph& graph, const Platform& platform, const C
       launch.reason = fmt::format("{} runs every fusion unit it can, the rest where fastest", device.name);
       launches.push_back(std::move(launch));
     }
-    if (placed_all) consider(device.name + " first, coarsened", coarsen(graph, platform, cost, launches));
+    if (!placed_all) continue;
+    consider(device.name + " first, coarsened", coarsen(graph, platform, cost, launches));
+    std::vector<int> device_of;
+    for (const LaunchAssignment& launch : launches) device_of.push_back(launch.device);
+    for (bool per_stream : {true, false}) {
+      std::vector<LaunchAssignment> phased =
+          group_by_phase(graph, platform, cost, dag, device_of, static_cast<int>(d), per_stream);
+      std::string label = device.name + (per_stream ? " first, by phase and stream" : " first, by phase and group");
+      consider(label, phased);
+      consider(label + ", coarsened", coarsen(graph, platform, cost, phased));
+    }
   }
 }
 

@@ -196,6 +196,58 @@ TEST(AutoScheduler, GroupsAChainIntoOneLaunchOnADeviceWithOnChipMemory) {
   expect_same_outputs(Executor(g, plan, p, shared).run(inputs), want, "auto, coarse");
 }
 
+TEST(AutoScheduler, JoinsAcceleratorLaunchesAcrossOpsItLacks) {
+  // x -> Relu_0 -> ... -> Relu_7, each Relu's value also read by a Sigmoid
+  // (a graph output); the accelerator runs Relu but not Sigmoid. Each Relu
+  // is read on the CPU, so coarsen() joins no two of them (the Sigmoid
+  // would wait for the joined launch), and the accelerator pays its 20 us
+  // overhead eight times. Grouping by phase puts the chain in one launch,
+  // one overhead while its values stay on chip, and the Sigmoids after it;
+  // the local search, which could join them too, is turned off here.
+  Platform p = cpu_and_accelerator();
+  p.devices[1].launch_overhead_us = 20;
+  p.devices[1].onchip_bytes = 1 << 20;
+  p.devices[1].ops = {"Relu"};
+  p.devices[1].peak_gflops = 800;
+  auto cost = make_roofline_cost_model(p);
+  const int n = 8;
+  Graph g;
+  ValueId v = add_float_value(g, "x", {1, 4096});
+  g.inputs.push_back(v);
+  for (int i = 0; i < n; ++i) {
+    ValueId r = add_float_value(g, fmt::format("r{}", i), {1, 4096});
+    ValueId y = add_float_value(g, fmt::format("y{}", i), {1, 4096});
+    add_op(g, "Relu", fmt::format("relu{}", i), {v}, {r});
+    add_op(g, "Sigmoid", fmt::format("sigmoid{}", i), {r}, {y});
+    g.outputs.push_back(y);
+    v = r;
+  }
+  g.finalize();
+  g.annotate_costs();
+  // Relus of 50 us each on the CPU, 1.25 us (plus the overhead) on the
+  // accelerator.
+  for (Node& node : g.nodes)
+    if (node.op_type == "Relu") node.cost.flops = 1e6;
+
+  Plan plan = schedule("auto", g, p, *cost, {{"schedulers", "round-robin"}, {"max_evals", "0"}});
+  EXPECT_NEAR(simulated_ms(plan, g, p, *cost), plan.predicted_ms, 1e-9 * plan.predicted_ms);
+  size_t largest_on_acc = 0;
+  for (const Lane& lane : plan.lanes)
+    for (const PlanStep& step : lane.steps)
+      if (step.kind == StepKind::kLaunch && plan.devices[lane.device] == "emu:acc")
+        largest_on_acc = std::max(largest_on_acc, step.nodes.size());
+  EXPECT_EQ(largest_on_acc, static_cast<size_t>(n)) << "every Relu in one launch on the accelerator";
+  bool by_phase = std::any_of(plan.placement.begin(), plan.placement.end(), [](const Placement& pl) {
+    return pl.reason.find("joined by phase") != std::string::npos;
+  });
+  EXPECT_TRUE(by_phase) << "some placement says the launches were joined by phase" << plan.notes[0];
+
+  TensorMap inputs = random_inputs(g, 9);
+  std::shared_ptr<const CostModel> shared = make_roofline_cost_model(p);
+  TensorMap want = Executor(g, schedule("sequential", g, p, *cost, {{"device", "emu:cpu"}}), p, shared).run(inputs);
+  expect_same_outputs(Executor(g, plan, p, shared).run(inputs), want, "auto, by phase");
+}
+
 TEST(AutoScheduler, PlansRunWithTheSequentialOutputs) {
   Graph g = load_model("zoo:squeezenet1_0");
   Platform p = make_platform("", kPlatforms + "cpu-dsa.json");
