@@ -563,12 +563,12 @@ class LocalSearch {
 // groups of one phase on one stream into one launch (one overhead on a
 // device whose on-chip memory holds the values between them), else each
 // group is a launch. A launch holding a pinned node stays its own unit.
-// Other devices' units stay one launch each. Returned in a topological
+// Other devices' units stay one launch each, on stream_of_unit. Returned in a topological
 // order taking the lowest phase first (then the lowest first node), so that
 // each lane runs its phases in turn.
 std::vector<LaunchAssignment> group_by_phase(const Graph& graph, const Platform& platform, const CostModel& cost,
-                                             const UnitDag& dag, const std::vector<int>& device_of, int d,
-                                             bool per_stream) {
+                                             const UnitDag& dag, const std::vector<int>& device_of,
+                                             const std::vector<int>& stream_of_unit, int d, bool per_stream) {
   const int n = static_cast<int>(dag.units.size());
   std::vector<bool> pinned(n);
   for (int u = 0; u < n; ++u) pinned[u] = holds_pinned(graph, platform, dag.units[u]);
@@ -633,7 +633,7 @@ std::vector<LaunchAssignment> group_by_phase(const Graph& graph, const Platform&
   for (int u = 0; u < n; ++u)
     if (!groupable(u)) {
       subgraphs.push_back(dag.units[u]);
-      stream_of.push_back(0);
+      stream_of.push_back(stream_of_unit[u]);
       phase_of.push_back(phase[u]);
       device_of_subgraph.push_back(device_of[u]);
     }
@@ -643,8 +643,7 @@ std::vector<LaunchAssignment> group_by_phase(const Graph& graph, const Platform&
   std::vector<LaunchAssignment> launches;
   for (int g : subgraph_topological_order(graph, subgraphs, subgraph_of, "auto", phase_of))
     launches.push_back({subgraphs[g], device_of_subgraph[g], stream_of[g],
-                        fmt::format("{} runs every fusion unit it can, joined by phase between the units it lacks",
-                                    device.name)});
+                        fmt::format("{}'s fusion units joined by phase between the units it lacks", device.name)});
   return launches;
 }
 
@@ -674,6 +673,8 @@ void add_coarse_candidates(const Graph& graph, const Platform& platform, const C
   size_t n_given = candidates.size();
   double best_us = kInfinity;
   for (const Candidate& c : candidates) best_us = std::min(best_us, c.makespan_us);
+  UnitDag dag = build_unit_dag(graph);
+  const std::vector<std::vector<NodeId>>& units = dag.units;
   for (size_t c = 0; c < n_given; ++c) {
     if (candidates[c].makespan_us > kCoarsenWithin * best_us) continue;
     std::vector<LaunchAssignment> coarse = coarsen(graph, platform, cost, candidates[c].launches);
@@ -682,9 +683,32 @@ void add_coarse_candidates(const Graph& graph, const Platform& platform, const C
         launch.reason = fmt::format("{}'s launches coarsened: {}", candidates[c].name, launch.reason);
       consider(candidates[c].name + ", coarsened", coarse);
     }
+    // The candidate's placement with each partly supported device's units
+    // grouped by phase: where a scheduler chose better than "every unit it
+    // runs" below, its choice keeps the joins too. Only for a candidate
+    // placing whole fusion units (a partition may split one).
+    std::vector<int> device_of_node(graph.nodes.size(), -1), stream_of_node(graph.nodes.size(), 0);
+    for (const LaunchAssignment& launch : candidates[c].launches)
+      for (NodeId id : launch.nodes) device_of_node[id] = launch.device, stream_of_node[id] = launch.stream;
+    std::vector<int> device_of, stream_of;
+    for (const std::vector<NodeId>& unit : units) {
+      int dev = device_of_node[unit.front()];
+      bool whole = std::all_of(unit.begin(), unit.end(), [&](NodeId id) { return device_of_node[id] == dev; });
+      if (!whole) break;
+      device_of.push_back(dev);
+      stream_of.push_back(stream_of_node[unit.front()]);
+    }
+    if (device_of.size() != units.size()) continue;
+    for (size_t d = 0; d < platform.devices.size(); ++d) {
+      if (platform.devices[d].supports_all_unpinned(graph)) continue;
+      if (std::count(device_of.begin(), device_of.end(), static_cast<int>(d)) < 2) continue;
+      std::vector<LaunchAssignment> phased =
+          group_by_phase(graph, platform, cost, dag, device_of, stream_of, static_cast<int>(d), /*per_stream=*/false);
+      std::string label = fmt::format("{}, {} by phase and group", candidates[c].name, platform.devices[d].name);
+      consider(label, phased);
+      consider(label + ", coarsened", coarsen(graph, platform, cost, phased));
+    }
   }
-  UnitDag dag = build_unit_dag(graph);
-  const std::vector<std::vector<NodeId>>& units = dag.units;
   for (size_t d = 0; d < platform.devices.size(); ++d) {
     const PlatformDevice& device = platform.devices[d];
     if (device.supports_all_unpinned(graph)) continue;
@@ -716,7 +740,8 @@ void add_coarse_candidates(const Graph& graph, const Platform& platform, const C
     for (const LaunchAssignment& launch : launches) device_of.push_back(launch.device);
     for (bool per_stream : {true, false}) {
       std::vector<LaunchAssignment> phased =
-          group_by_phase(graph, platform, cost, dag, device_of, static_cast<int>(d), per_stream);
+          group_by_phase(graph, platform, cost, dag, device_of, std::vector<int>(units.size(), 0), static_cast<int>(d),
+                         per_stream);
       std::string label = device.name + (per_stream ? " first, by phase and stream" : " first, by phase and group");
       consider(label, phased);
       consider(label + ", coarsened", coarsen(graph, platform, cost, phased));
