@@ -8,7 +8,9 @@
 //      one on its lane when the cost model says one launch is no slower
 //      than two and the join can delay nothing on another lane), and for
 //      each device that does not run every node, the plan giving it every
-//      fusion unit it runs, coarsened;
+//      fusion unit it runs, coarsened; and that plan and each near-best
+//      candidate's placement with such a device's units grouped by phase
+//      (group_by_phase(): joined across the ops the device lacks);
 //   2b. on a platform with a union device (cpu:0-1 listed with cpu:0 and
 //      cpu:1), wide launches: serial stretches on the union device, the
 //      branches of fork-join regions on the narrow ones (add_wide_candidates);
@@ -651,7 +653,9 @@ std::vector<LaunchAssignment> group_by_phase(const Graph& graph, const Platform&
 // device that does not run every node, the plan giving it every fusion unit
 // it runs (the rest each on the device that runs it fastest alone),
 // coarsened -- the plan that leaves an accelerator's launches as large as
-// its on-chip memory allows, which no partitioning scheduler aims at.
+// its on-chip memory allows, which no partitioning scheduler aims at; and
+// that plan and each near-best candidate's placement with the units of each
+// device that does not run every node grouped by phase.
 void add_coarse_candidates(const Graph& graph, const Platform& platform, const CostModel& cost,
                            std::vector<Candidate>& candidates) {
   auto consider = [&](const std::string& label, const std::vector<LaunchAssignment>& launches) {
