@@ -8,7 +8,9 @@
 //      one on its lane when the cost model says one launch is no slower
 //      than two and the join can delay nothing on another lane), and for
 //      each device that does not run every node, the plan giving it every
-//      fusion unit it runs, coarsened;
+//      fusion unit it runs, coarsened; and that plan and each near-best
+//      candidate's placement with such a device's units grouped by phase
+//      (group_by_phase(): joined across the ops the device lacks);
 //   2b. on a platform with a union device (cpu:0-1 listed with cpu:0 and
 //      cpu:1), wide launches: serial stretches on the union device, the
 //      branches of fork-join regions on the narrow ones (add_wide_candidates);
@@ -549,11 +551,111 @@ class LocalSearch {
   int evals_ = 0, accepted_ = 0;
 };
 
+// The launches of a plan placing fusion unit u on device_of[u], with the
+// units of device d grouped by phase instead of one by one: a unit's phase
+// is the number of device changes on the longest path of units reaching it
+// (graph inputs: phase 0). coarsen() cannot join d's launches across a unit
+// d lacks that a later launch there reads (a Concat on the CPU between two
+// DSA stretches): the join would wait for it. A phase joins them anyway:
+// every path between two units of d in one phase stays on d, through units
+// of that phase (leaving d, or passing a pinned unit, would raise the
+// phase), so joining them creates no cycle, and units of different
+// connected groups of one phase have no path between them at all. The groups of a phase are spread over d's
+// streams, largest first onto the least loaded; `per_stream` joins the
+// groups of one phase on one stream into one launch (one overhead on a
+// device whose on-chip memory holds the values between them), else each
+// group is a launch. A launch holding a pinned node stays its own unit.
+// Other devices' units stay one launch each, on stream_of_unit. Returned in a topological
+// order taking the lowest phase first (then the lowest first node), so that
+// each lane runs its phases in turn.
+std::vector<LaunchAssignment> group_by_phase(const Graph& graph, const Platform& platform, const CostModel& cost,
+                                             const UnitDag& dag, const std::vector<int>& device_of,
+                                             const std::vector<int>& stream_of_unit, int d, bool per_stream) {
+  const int n = static_cast<int>(dag.units.size());
+  std::vector<bool> pinned(n);
+  for (int u = 0; u < n; ++u) pinned[u] = holds_pinned(graph, platform, dag.units[u]);
+  auto groupable = [&](int u) { return device_of[u] == d && !pinned[u]; };
+  // A pinned unit on d counts as leaving d: a path through it must raise the
+  // phase too, or a group on both sides of it would wait for itself.
+  std::vector<int> phase(n, 0);
+  for (int u = 0; u < n; ++u)
+    for (int p : dag.preds[u]) {
+      bool changes = device_of[p] != device_of[u] || groupable(p) != groupable(u);
+      phase[u] = std::max(phase[u], phase[p] + (changes ? 1 : 0));
+    }
+  // Connected groups of d's units within a phase (union-find over the
+  // edges between them).
+  std::vector<int> parent(n);
+  for (int u = 0; u < n; ++u) parent[u] = u;
+  std::function<int(int)> root = [&](int u) { return parent[u] == u ? u : parent[u] = root(parent[u]); };
+  for (int u = 0; u < n; ++u)
+    if (groupable(u))
+      for (int v : dag.succs[u])
+        if (groupable(v) && phase[v] == phase[u]) parent[root(v)] = root(u);
+  std::map<int, std::vector<int>> members;  // root -> units, ascending
+  for (int u = 0; u < n; ++u)
+    if (groupable(u)) members[root(u)].push_back(u);
+  auto nodes_of = [&](const std::vector<int>& units) {
+    std::vector<NodeId> nodes;
+    for (int u : units) nodes.insert(nodes.end(), dag.units[u].begin(), dag.units[u].end());
+    std::sort(nodes.begin(), nodes.end());
+    return nodes;
+  };
+  // Per phase, its groups largest first onto the least loaded stream.
+  const PlatformDevice& device = platform.devices[d];
+  std::map<int, std::vector<std::pair<double, int>>> groups_of_phase;  // phase -> (us, root)
+  for (const auto& [r, units] : members)
+    groups_of_phase[phase[r]].emplace_back(cost.launch(graph, nodes_of(units), device).us, r);
+  std::vector<std::vector<NodeId>> subgraphs;
+  std::vector<int> stream_of;     // per subgraph
+  std::vector<double> phase_of;   // per subgraph: the order's first key
+  for (auto& [ph, groups] : groups_of_phase) {
+    std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<double> load(std::max(1, device.n_streams), 0);
+    std::vector<std::vector<int>> on_stream(load.size());
+    for (const auto& [us, r] : groups) {
+      size_t s = std::min_element(load.begin(), load.end()) - load.begin();
+      load[s] += us;
+      if (per_stream) {
+        on_stream[s].insert(on_stream[s].end(), members[r].begin(), members[r].end());
+      } else {
+        subgraphs.push_back(nodes_of(members[r]));
+        stream_of.push_back(static_cast<int>(s));
+        phase_of.push_back(ph);
+      }
+    }
+    for (size_t s = 0; per_stream && s < on_stream.size(); ++s) {
+      if (on_stream[s].empty()) continue;
+      subgraphs.push_back(nodes_of(on_stream[s]));
+      stream_of.push_back(static_cast<int>(s));
+      phase_of.push_back(ph);
+    }
+  }
+  std::vector<int> device_of_subgraph(subgraphs.size(), d);
+  for (int u = 0; u < n; ++u)
+    if (!groupable(u)) {
+      subgraphs.push_back(dag.units[u]);
+      stream_of.push_back(stream_of_unit[u]);
+      phase_of.push_back(phase[u]);
+      device_of_subgraph.push_back(device_of[u]);
+    }
+  std::vector<int> subgraph_of(graph.nodes.size(), -1);
+  for (size_t g = 0; g < subgraphs.size(); ++g)
+    for (NodeId id : subgraphs[g]) subgraph_of[id] = static_cast<int>(g);
+  std::vector<LaunchAssignment> launches;
+  for (int g : subgraph_topological_order(graph, subgraphs, subgraph_of, "auto", phase_of))
+    launches.push_back({subgraphs[g], device_of_subgraph[g], stream_of[g],
+                        fmt::format("{}'s fusion units joined by phase between the units it lacks", device.name)});
+  return launches;
+}
+
 // Step 2 of the header: each candidate's launches coarsened; and for each
 // device that does not run every node, the plan giving it every fusion unit
 // it runs (the rest each on the device that runs it fastest alone),
 // coarsened -- the plan that leaves an accelerator's launches as large as
-// its on-chip memory allows, which no partitioning scheduler aims at.
+// its on-chip memory allows, which no partitioning scheduler aims at; and
+// that plan and each near-best candidate's placement with the units of each
+// device that does not run every node grouped by phase.
 void add_coarse_candidates(const Graph& graph, const Platform& platform, const CostModel& cost,
                            std::vector<Candidate>& candidates) {
   auto consider = [&](const std::string& label, const std::vector<LaunchAssignment>& launches) {
@@ -575,6 +677,8 @@ void add_coarse_candidates(const Graph& graph, const Platform& platform, const C
   size_t n_given = candidates.size();
   double best_us = kInfinity;
   for (const Candidate& c : candidates) best_us = std::min(best_us, c.makespan_us);
+  UnitDag dag = build_unit_dag(graph);
+  const std::vector<std::vector<NodeId>>& units = dag.units;
   for (size_t c = 0; c < n_given; ++c) {
     if (candidates[c].makespan_us > kCoarsenWithin * best_us) continue;
     std::vector<LaunchAssignment> coarse = coarsen(graph, platform, cost, candidates[c].launches);
@@ -583,8 +687,32 @@ void add_coarse_candidates(const Graph& graph, const Platform& platform, const C
         launch.reason = fmt::format("{}'s launches coarsened: {}", candidates[c].name, launch.reason);
       consider(candidates[c].name + ", coarsened", coarse);
     }
+    // The candidate's placement with each partly supported device's units
+    // grouped by phase: where a scheduler chose better than "every unit it
+    // runs" below, its choice keeps the joins too. Only for a candidate
+    // placing whole fusion units (a partition may split one).
+    std::vector<int> device_of_node(graph.nodes.size(), -1), stream_of_node(graph.nodes.size(), 0);
+    for (const LaunchAssignment& launch : candidates[c].launches)
+      for (NodeId id : launch.nodes) device_of_node[id] = launch.device, stream_of_node[id] = launch.stream;
+    std::vector<int> device_of, stream_of;
+    for (const std::vector<NodeId>& unit : units) {
+      int dev = device_of_node[unit.front()];
+      bool whole = std::all_of(unit.begin(), unit.end(), [&](NodeId id) { return device_of_node[id] == dev; });
+      if (!whole) break;
+      device_of.push_back(dev);
+      stream_of.push_back(stream_of_node[unit.front()]);
+    }
+    if (device_of.size() != units.size()) continue;
+    for (size_t d = 0; d < platform.devices.size(); ++d) {
+      if (platform.devices[d].supports_all_unpinned(graph)) continue;
+      if (std::count(device_of.begin(), device_of.end(), static_cast<int>(d)) < 2) continue;
+      std::vector<LaunchAssignment> phased =
+          group_by_phase(graph, platform, cost, dag, device_of, stream_of, static_cast<int>(d), /*per_stream=*/false);
+      std::string label = fmt::format("{}, {} by phase and group", candidates[c].name, platform.devices[d].name);
+      consider(label, phased);
+      consider(label + ", coarsened", coarsen(graph, platform, cost, phased));
+    }
   }
-  std::vector<std::vector<NodeId>> units = fusion_units(graph);
   for (size_t d = 0; d < platform.devices.size(); ++d) {
     const PlatformDevice& device = platform.devices[d];
     if (device.supports_all_unpinned(graph)) continue;
@@ -610,7 +738,18 @@ void add_coarse_candidates(const Graph& graph, const Platform& platform, const C
       launch.reason = fmt::format("{} runs every fusion unit it can, the rest where fastest", device.name);
       launches.push_back(std::move(launch));
     }
-    if (placed_all) consider(device.name + " first, coarsened", coarsen(graph, platform, cost, launches));
+    if (!placed_all) continue;
+    consider(device.name + " first, coarsened", coarsen(graph, platform, cost, launches));
+    std::vector<int> device_of;
+    for (const LaunchAssignment& launch : launches) device_of.push_back(launch.device);
+    for (bool per_stream : {true, false}) {
+      std::vector<LaunchAssignment> phased =
+          group_by_phase(graph, platform, cost, dag, device_of, std::vector<int>(units.size(), 0), static_cast<int>(d),
+                         per_stream);
+      std::string label = device.name + (per_stream ? " first, by phase and stream" : " first, by phase and group");
+      consider(label, phased);
+      consider(label + ", coarsened", coarsen(graph, platform, cost, phased));
+    }
   }
 }
 

@@ -196,6 +196,99 @@ TEST(AutoScheduler, GroupsAChainIntoOneLaunchOnADeviceWithOnChipMemory) {
   expect_same_outputs(Executor(g, plan, p, shared).run(inputs), want, "auto, coarse");
 }
 
+// cpu_and_accelerator() with an accelerator that runs Relu only, 20 us a
+// launch, with 1 MiB on chip.
+Platform cpu_and_relu_accelerator() {
+  Platform p = cpu_and_accelerator();
+  p.devices[1].launch_overhead_us = 20;
+  p.devices[1].onchip_bytes = 1 << 20;
+  p.devices[1].ops = {"Relu"};
+  p.devices[1].peak_gflops = 800;
+  return p;
+}
+
+// x -> Relu_0 -> ... -> Relu_{n-1}, each Relu's value also read by a
+// Sigmoid (a graph output). The Relus take 50 us each on the CPU, 1.25 us
+// (plus the overhead) on cpu_and_relu_accelerator()'s accelerator. With
+// `big`, also a Relu of 64K floats from an input of its own to an output:
+// copying them to the accelerator and back costs more than the CPU takes.
+Graph relus_read_on_the_cpu(int n, bool big) {
+  Graph g;
+  ValueId v = add_float_value(g, "x", {1, 4096});
+  g.inputs.push_back(v);
+  for (int i = 0; i < n; ++i) {
+    ValueId r = add_float_value(g, fmt::format("r{}", i), {1, 4096});
+    ValueId y = add_float_value(g, fmt::format("y{}", i), {1, 4096});
+    add_op(g, "Relu", fmt::format("relu{}", i), {v}, {r});
+    add_op(g, "Sigmoid", fmt::format("sigmoid{}", i), {r}, {y});
+    g.outputs.push_back(y);
+    v = r;
+  }
+  if (big) {
+    ValueId in = add_float_value(g, "big_in", {1, 1 << 16});
+    ValueId out = add_float_value(g, "big_out", {1, 1 << 16});
+    add_op(g, "Relu", "big", {in}, {out});
+    g.inputs.push_back(in);
+    g.outputs.push_back(out);
+  }
+  g.finalize();
+  g.annotate_costs();
+  for (Node& node : g.nodes)
+    if (node.op_type == "Relu" && node.name != "big") node.cost.flops = 1e6;
+  return g;
+}
+
+// The most nodes of one launch on `device`.
+size_t largest_launch_on(const Plan& plan, const std::string& device) {
+  size_t largest = 0;
+  for (const Lane& lane : plan.lanes)
+    for (const PlanStep& step : lane.steps)
+      if (step.kind == StepKind::kLaunch && plan.devices[lane.device] == device)
+        largest = std::max(largest, step.nodes.size());
+  return largest;
+}
+
+TEST(AutoScheduler, JoinsAcceleratorLaunchesAcrossOpsItLacks) {
+  // Each Relu is read on the CPU, so coarsen() joins no two of them (the
+  // Sigmoid would wait for the joined launch), and the accelerator pays its
+  // 20 us overhead eight times. Grouping by phase puts the chain in one
+  // launch, one overhead while its values stay on chip, and the Sigmoids
+  // after it; the local search, which could join them too, is off here.
+  Platform p = cpu_and_relu_accelerator();
+  auto cost = make_roofline_cost_model(p);
+  const int n = 8;
+  Graph g = relus_read_on_the_cpu(n, /*big=*/false);
+  Plan plan = schedule("auto", g, p, *cost, {{"schedulers", "round-robin"}, {"max_evals", "0"}});
+  EXPECT_NEAR(simulated_ms(plan, g, p, *cost), plan.predicted_ms, 1e-9 * plan.predicted_ms);
+  EXPECT_EQ(largest_launch_on(plan, "emu:acc"), static_cast<size_t>(n)) << "every Relu in one launch";
+  bool by_phase = std::any_of(plan.placement.begin(), plan.placement.end(), [](const Placement& pl) {
+    return pl.reason.find("joined by phase") != std::string::npos;
+  });
+  EXPECT_TRUE(by_phase) << "some placement says the launches were joined by phase";
+
+  TensorMap inputs = random_inputs(g, 9);
+  std::shared_ptr<const CostModel> shared = make_roofline_cost_model(p);
+  TensorMap want = Executor(g, schedule("sequential", g, p, *cost, {{"device", "emu:cpu"}}), p, shared).run(inputs);
+  expect_same_outputs(Executor(g, plan, p, shared).run(inputs), want, "auto, by phase");
+}
+
+TEST(AutoScheduler, JoinsByPhaseOnAnotherSchedulersPlacement) {
+  // With the big Relu too, giving the accelerator every unit it runs (the
+  // plan grouped by phase in the test above) copies its 512 KiB over the link;
+  // HEFT keeps the big Relu on the CPU but launches the chain unit by unit.
+  // The best plan is HEFT's placement with the chain joined by phase.
+  Platform p = cpu_and_relu_accelerator();
+  auto cost = make_roofline_cost_model(p);
+  const int n = 8;
+  Graph g = relus_read_on_the_cpu(n, /*big=*/true);
+  Plan plan = schedule("auto", g, p, *cost, {{"schedulers", "heft"}, {"max_evals", "0"}});
+  EXPECT_EQ(largest_launch_on(plan, "emu:acc"), static_cast<size_t>(n)) << "the chain in one launch";
+  NodeId big = g.find_node("big");
+  EXPECT_EQ(plan.devices[plan.placement[big].device], "emu:cpu") << "the big Relu where HEFT put it";
+  Plan heft = schedule("heft", g, p, *cost);
+  EXPECT_LT(plan.predicted_ms, simulated_ms(heft, g, p, *cost));
+}
+
 TEST(AutoScheduler, PlansRunWithTheSequentialOutputs) {
   Graph g = load_model("zoo:squeezenet1_0");
   Platform p = make_platform("", kPlatforms + "cpu-dsa.json");
