@@ -5,9 +5,11 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include <ClpSimplex.hpp>
+#include <ClpSolve.hpp>
 #include <fmt/format.h>
 
 #include "hetsched/error.h"
@@ -41,6 +43,9 @@ struct Floor {
 };
 
 constexpr double kPerMicrosecond = 1e3;  // GFLOP/s and GB/s to per-microsecond
+// The most CPU time the combined LP may take (lower_bound.h); the zoo's
+// largest graphs take about 3 s.
+constexpr double kCombinedSeconds = 10;
 
 // A linear program under construction: column 0 is T, the objective
 // (minimised); every other column costs nothing.
@@ -61,10 +66,16 @@ class LinearProgram {
     row_upper_.push_back(upper);
   }
 
-  // The least T, by Clp's dual simplex; throws ErrorCode::kRuntime naming
-  // `what` when it finds no optimum. A later call adds the columns and
-  // rows added since and starts from the last solution's basis.
-  double solve(const char* what) {
+  // The least T, by Clp; a later call adds the columns and rows added
+  // since. Throws ErrorCode::kRuntime naming `what` when Clp proves no
+  // optimum; with `seconds` (CPU time) set, returns nullopt instead when
+  // they pass first. The dual simplex starts from the last solution's
+  // basis; the barrier (interior point, then a crossover to a basis) does
+  // not, but on the combined LP it takes a few dozen iterations where the
+  // dual simplex took tens of thousands (randwire on cpu-dsa: 19 s against
+  // 3 s).
+  enum class Method { kDualSimplex, kBarrier };
+  std::optional<double> solve(const char* what, Method method, std::optional<double> seconds = std::nullopt) {
     int n_columns = static_cast<int>(col_lower_.size()), n_rows = static_cast<int>(row_lower_.size());
     std::vector<CoinBigIndex> starts{0};
     std::vector<int> index;
@@ -93,7 +104,16 @@ class LinearProgram {
                 starts.data(), index.data(), element.data());
     loaded_columns_ = n_columns;
     loaded_rows_ = n_rows;
-    lp_.dual();
+    lp_.setMaximumSeconds(seconds ? *seconds : -1);
+    if (method == Method::kBarrier) {
+      ClpSolve options;
+      options.setSolveType(ClpSolve::useBarrier);
+      lp_.initialSolve(options);
+    } else {
+      lp_.dual();
+    }
+    constexpr int kStoppedOnLimits = 3;  // Clp's status
+    if (!lp_.isProvenOptimal() && seconds && lp_.status() == kStoppedOnLimits) return std::nullopt;
     if (!lp_.isProvenOptimal())
       throw Error(ErrorCode::kRuntime, fmt::format("lower bound: the {} LP did not solve (Clp status {})", what,
                                                    lp_.status()));
@@ -724,9 +744,12 @@ MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& plat
   bound.critical_path_us = critical_path_us(floor, chain_graph);
   LinearProgram lp;
   std::vector<std::vector<int>> x = add_capacity(lp, graph, floor, platform, cost);
-  bound.capacity_us = lp.solve("capacity");
+  bound.capacity_us = *lp.solve("capacity", LinearProgram::Method::kDualSimplex);
   add_chains(lp, x, floor, chain_graph);
-  bound.combined_us = lp.solve("combined");
+  // The combined LP holds the capacity rows, so the capacity bound stands
+  // in for it where Clp takes too long (a valid bound, only looser).
+  bound.combined_us =
+      lp.solve("combined", LinearProgram::Method::kBarrier, kCombinedSeconds).value_or(bound.capacity_us);
   bound.us = std::max({bound.critical_path_us, bound.capacity_us, bound.combined_us});
   return bound;
 }
