@@ -76,6 +76,8 @@
 //    floors with the values between fusion units shared (the critical
 //    path's first count), so it need not reach the critical path where
 //    that counts edges whole or mixes views; hence the max of all three.
+//    Where Clp takes more than 10 s of CPU time on it, the capacity bound
+//    (whose rows it holds) stands in for it.
 #pragma once
 
 #include "hetsched/cost_model.h"
