@@ -72,12 +72,19 @@
 //    sent[e][a] >= x[p][a] - x[n][a] times the least transfer out of a to
 //    a device that runs n, received[e][b] >= x[n][b] - x[p][b] times the
 //    least into b from one that runs p; the delay is at least either sum,
-//    which for a plan is at most the transfer it makes. It takes the
-//    floors with the values between fusion units shared (the critical
-//    path's first count), so it need not reach the critical path where
-//    that counts edges whole or mixes views; hence the max of all three.
-//    Where Clp takes more than 10 s of CPU time on it, the capacity bound
-//    (whose rows it holds) stands in for it.
+//    which for a plan is at most the transfer it makes. On graphs of at
+//    most 500 nodes it is solved again with the views doubled, the second
+//    half counting as the critical path's second count does: floors
+//    without the values between fusion units, and each edge at least its
+//    least cost (copy, write and read, spill or on-chip share) with the
+//    producer's device fixed, and again with the reader's — linearised as
+//    sum_a (x[p][a] least[a] + sent[e][a] (least_other[a] - least[a])),
+//    least_other[a] the least with the reader elsewhere; for a plan, at
+//    most the edge's cost. It does not mix views within a device (the
+//    critical path tries quarters), so it need not reach the critical
+//    path; hence the max of all three. Where Clp takes more than 10 s of
+//    CPU time on it, the capacity bound (whose rows it holds) stands in
+//    for it, or the first solution for the second.
 #pragma once
 
 #include "hetsched/cost_model.h"
