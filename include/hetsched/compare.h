@@ -64,7 +64,7 @@ struct SchedulerOutcome {
 
 struct Comparison {
   double lower_bound_ms = 0;
-  double critical_path_ms = 0, capacity_ms = 0;  // the two parts of the bound (lower_bound.h)
+  double critical_path_ms = 0, capacity_ms = 0, combined_ms = 0;  // the parts of the bound (lower_bound.h)
   std::vector<SequentialBaseline> sequential;
   // The fastest baseline: measured when measured, else predicted.
   std::string best_sequential_device;

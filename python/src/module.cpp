@@ -410,6 +410,7 @@ class PySession {
     out["lower_bound_ms"] = c.lower_bound_ms;
     out["critical_path_ms"] = c.critical_path_ms;
     out["capacity_ms"] = c.capacity_ms;
+    out["combined_ms"] = c.combined_ms;
     out["best_sequential_ms"] = c.best_sequential_ms;
     out["best_sequential_device"] = c.best_sequential_device;
     out["sequential"] = sequential;

@@ -145,6 +145,7 @@ Comparison compare_schedulers(const Graph& graph, const Platform& platform, std:
   comparison.lower_bound_ms = bound.us / 1e3;
   comparison.critical_path_ms = bound.critical_path_us / 1e3;
   comparison.capacity_ms = bound.capacity_us / 1e3;
+  comparison.combined_ms = bound.combined_us / 1e3;
 
   // Baselines: each device alone, and the union of the CPU core groups
   // (its own platform, with its own profile).

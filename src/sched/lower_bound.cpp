@@ -5,10 +5,11 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include <ClpSimplex.hpp>
-#include <CoinPackedMatrix.hpp>
+#include <ClpSolve.hpp>
 #include <fmt/format.h>
 
 #include "hetsched/error.h"
@@ -42,6 +43,92 @@ struct Floor {
 };
 
 constexpr double kPerMicrosecond = 1e3;  // GFLOP/s and GB/s to per-microsecond
+// The most CPU time the combined LP may take (lower_bound.h); the zoo's
+// largest graphs take about 3 s.
+constexpr double kCombinedSeconds = 10;
+// The largest graph whose combined LP also counts each edge with the
+// values it passes (add_chains); that LP takes about twice as long.
+constexpr size_t kMaxCarryingNodes = 500;
+
+// A linear program under construction: column 0 is T, the objective
+// (minimised); every other column costs nothing.
+class LinearProgram {
+ public:
+  using Terms = std::vector<std::pair<int, double>>;
+
+  LinearProgram() { add_column(0, COIN_DBL_MAX); }
+
+  int add_column(double lower, double upper) {
+    col_lower_.push_back(lower);
+    col_upper_.push_back(upper);
+    return static_cast<int>(col_lower_.size()) - 1;
+  }
+  void add_row(Terms terms, double lower, double upper) {
+    row_terms_.push_back(std::move(terms));
+    row_lower_.push_back(lower);
+    row_upper_.push_back(upper);
+  }
+
+  // The least T, by Clp; a later call adds the columns and rows added
+  // since. Throws ErrorCode::kRuntime naming `what` when Clp proves no
+  // optimum; with `seconds` (CPU time) set, returns nullopt instead when
+  // they pass first. The dual simplex starts from the last solution's
+  // basis; the barrier (interior point, then a crossover to a basis) does
+  // not, but on the combined LP it takes a few dozen iterations where the
+  // dual simplex took tens of thousands (randwire on cpu-dsa: 19 s against
+  // 3 s).
+  enum class Method { kDualSimplex, kBarrier };
+  std::optional<double> solve(const char* what, Method method, std::optional<double> seconds = std::nullopt) {
+    int n_columns = static_cast<int>(col_lower_.size()), n_rows = static_cast<int>(row_lower_.size());
+    std::vector<CoinBigIndex> starts{0};
+    std::vector<int> index;
+    std::vector<double> element;
+    for (int r = loaded_rows_; r < n_rows; ++r) {
+      for (const auto& [col, coefficient] : row_terms_[static_cast<size_t>(r)]) {
+        index.push_back(col);
+        element.push_back(coefficient);
+      }
+      starts.push_back(static_cast<CoinBigIndex>(index.size()));
+    }
+    if (loaded_columns_ == 0) {
+      std::vector<double> objective(col_lower_.size(), 0);
+      objective[0] = 1;
+      std::vector<CoinBigIndex> no_entries(col_lower_.size() + 1, 0);
+      lp_.setLogLevel(0);
+      lp_.loadProblem(n_columns, 0, no_entries.data(), nullptr, nullptr, col_lower_.data(), col_upper_.data(),
+                      objective.data(), nullptr, nullptr);
+    } else {
+      std::vector<double> objective(static_cast<size_t>(n_columns - loaded_columns_), 0);
+      std::vector<CoinBigIndex> no_entries(objective.size() + 1, 0);
+      lp_.addColumns(n_columns - loaded_columns_, col_lower_.data() + loaded_columns_,
+                     col_upper_.data() + loaded_columns_, objective.data(), no_entries.data(), nullptr, nullptr);
+    }
+    lp_.addRows(n_rows - loaded_rows_, row_lower_.data() + loaded_rows_, row_upper_.data() + loaded_rows_,
+                starts.data(), index.data(), element.data());
+    loaded_columns_ = n_columns;
+    loaded_rows_ = n_rows;
+    lp_.setMaximumSeconds(seconds ? *seconds : -1);
+    if (method == Method::kBarrier) {
+      ClpSolve options;
+      options.setSolveType(ClpSolve::useBarrier);
+      lp_.initialSolve(options);
+    } else {
+      lp_.dual();
+    }
+    constexpr int kStoppedOnLimits = 3;  // Clp's status
+    if (!lp_.isProvenOptimal() && seconds && lp_.status() == kStoppedOnLimits) return std::nullopt;
+    if (!lp_.isProvenOptimal())
+      throw Error(ErrorCode::kRuntime, fmt::format("lower bound: the {} LP did not solve (Clp status {})", what,
+                                                   lp_.status()));
+    return lp_.objectiveValue();
+  }
+
+ private:
+  std::vector<double> col_lower_, col_upper_, row_lower_, row_upper_;
+  std::vector<Terms> row_terms_;
+  ClpSimplex lp_;
+  int loaded_columns_ = 0, loaded_rows_ = 0;
+};
 
 // min T subject to: every node split over the devices that run it
 // (sum_d x[n][d] = 1, x >= 0), and every resource busy at most T:
@@ -67,31 +154,23 @@ constexpr double kPerMicrosecond = 1e3;  // GFLOP/s and GB/s to per-microsecond
 // on the reader's lane):
 //   copies(d) = sum_v received[v][d] copy_us(v, d) + sum_outputs x[p][d] copy_us(v, d -> host)
 // with received[v][d] >= x[c][d] for a graph input (it starts in host memory).
-double capacity_bound(const Graph& graph, const std::vector<std::vector<Floor>>& floor, const Platform& platform,
-                      const CostModel& cost) {
+//
+// Adds those columns and rows to `lp`; returns the columns x[n][d] (-1
+// where d does not run n).
+std::vector<std::vector<int>> add_capacity(LinearProgram& lp, const Graph& graph,
+                                           const std::vector<std::vector<Floor>>& floor, const Platform& platform,
+                                           const CostModel& cost) {
   size_t n_nodes = floor.size(), n_devices = platform.devices.size();
   ResourceSharing sharing = resource_sharing(platform);
-  // Columns: T, then x[n][d] where the device runs the node, then the
-  // traffic and copy columns.
-  std::vector<double> col_lower{0}, col_upper{COIN_DBL_MAX}, objective{1};
-  auto add_column = [&] {
-    col_lower.push_back(0);
-    col_upper.push_back(1);
-    objective.push_back(0);
-    return static_cast<int>(col_lower.size()) - 1;
+  auto add_column = [&] { return lp.add_column(0, 1); };
+  auto add_row = [&](LinearProgram::Terms terms, double lower, double upper) {
+    lp.add_row(std::move(terms), lower, upper);
   };
   std::vector<std::vector<int>> column(n_nodes, std::vector<int>(n_devices, -1));
   for (size_t n = 0; n < n_nodes; ++n)
     for (size_t d = 0; d < n_devices; ++d)
       if (floor[n][d].runs()) column[n][d] = add_column();
 
-  std::vector<double> row_lower, row_upper;
-  std::vector<std::vector<std::pair<int, double>>> row_terms;
-  auto add_row = [&](std::vector<std::pair<int, double>> terms, double lower, double upper) {
-    row_terms.push_back(std::move(terms));
-    row_lower.push_back(lower);
-    row_upper.push_back(upper);
-  };
   for (size_t n = 0; n < n_nodes; ++n) {
     std::vector<std::pair<int, double>> terms;
     for (size_t d = 0; d < n_devices; ++d)
@@ -230,26 +309,7 @@ double capacity_bound(const Graph& graph, const std::vector<std::vector<Floor>>&
         shared[static_cast<size_t>(sharing.resource_of[d])].emplace_back(col, busy * sharing.share[d]);
   }
   for (const auto& terms : shared) add_capacity_row(1, terms);
-
-  CoinPackedMatrix rows(false, 0, 0);
-  rows.setDimensions(0, static_cast<int>(col_lower.size()));
-  for (const auto& terms : row_terms) {
-    std::vector<int> index;
-    std::vector<double> element;
-    for (const auto& [col, coefficient] : terms) {
-      index.push_back(col);
-      element.push_back(coefficient);
-    }
-    rows.appendRow(static_cast<int>(index.size()), index.data(), element.data());
-  }
-  ClpSimplex lp;
-  lp.setLogLevel(0);
-  lp.loadProblem(rows, col_lower.data(), col_upper.data(), objective.data(), row_lower.data(), row_upper.data());
-  lp.dual();
-  if (!lp.isProvenOptimal())
-    throw Error(ErrorCode::kRuntime, fmt::format("lower bound: the capacity LP did not solve (Clp status {})",
-                                                 lp.status()));
-  return lp.objectiveValue();
+  return column;
 }
 
 // Bytes each node moves in any launch that holds it, shared so that the
@@ -379,55 +439,26 @@ Floor node_floor(const Graph& graph, NodeId id, const std::vector<NodeId>& unit,
   return floor;
 }
 
-}  // namespace
+// The chains between nodes: each edge p -> n (all the values p passes n
+// at once) with what it costs at least, and each node's graph inputs and
+// outputs, which start and end in host memory.
+struct Edge {
+  NodeId from = kNoNode;
+  std::vector<double> write_us, read_us;  // per device, at its bandwidth (0 where measured)
+  std::vector<double> same_memory_us;     // per device: write and read between fusion units
+  std::vector<double> same_chip_us;       // per device: the overhead share on chip (+infinity elsewhere)
+  std::vector<std::vector<double>> transfer_us;  // [from][to]: the copy or hand-over (0 when from == to)
+};
 
-MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& platform, const CostModel& cost) {
-  // Nodes, not fusion units: a plan may launch any grouping of them.
-  std::vector<std::vector<NodeId>> fusion = fusion_units(graph);
-  std::vector<int> fusion_unit_of(graph.nodes.size(), -1);
-  for (size_t f = 0; f < fusion.size(); ++f)
-    for (NodeId id : fusion[f]) fusion_unit_of[id] = static_cast<int>(f);
-  std::vector<NodeBytes> moved = node_bytes(graph, fusion_unit_of);
+struct Chains {
+  std::vector<std::vector<Edge>> edges_into;  // per node, in a topological order of the nodes
+  std::vector<bool> has_successor;
+  std::vector<std::vector<double>> in_us, out_us;  // [n][d]: its graph inputs from, its outputs to host memory
+};
+
+Chains chains(const Graph& graph, const std::vector<std::vector<Floor>>& floor, const std::vector<int>& fusion_unit_of,
+              const Platform& platform, const CostModel& cost) {
   size_t n_nodes = graph.nodes.size(), n_devices = platform.devices.size();
-
-  std::vector<std::vector<Floor>> floor(n_nodes, std::vector<Floor>(n_devices));
-  for (size_t n = 0; n < n_nodes; ++n) {
-    NodeId id = static_cast<NodeId>(n);
-    bool runs = false;
-    for (size_t d = 0; d < n_devices; ++d) {
-      floor[n][d] = node_floor(graph, id, fusion[fusion_unit_of[id]], moved[n], platform.devices[d], cost);
-      runs = runs || floor[n][d].runs();
-    }
-    if (!runs)
-      throw Error(ErrorCode::kUnsupported, fmt::format("lower bound: no device of platform '{}' runs node '{}' ({})",
-                                                       platform.name, graph.nodes[n].name, graph.nodes[n].op_type));
-  }
-
-  // Critical path: finish[n][d], the earliest node n could end on device d
-  // if every device were free: after each predecessor ends, on whichever
-  // device is best for it, plus what the values between them cost at least
-  // (below). Graph inputs start in host memory and graph outputs end there.
-  // Nodes come in a topological order, so predecessors are done when a node
-  // is reached.
-  //
-  // A chain's launches follow one another, and each lasts at least its
-  // overheads plus any mix lambda FLOPs/peak + (1 - lambda) bytes/bandwidth
-  // of the chain's part in it. That part is counted in two ways, and the
-  // longer path of the two wins: either each node brings its floor
-  // (memory_us: its shares of every value it writes and reads, crossing
-  // edges of the chain or not) and the edges only their copies and
-  // hand-overs; or each node brings its floor without the values between
-  // fusion units (chain_memory_us) and each edge of the chain the values
-  // it passes, all of them, since one chain passes a value once:
-  //  - between devices: the copy or hand-over, plus the value's write in
-  //    the producer's launch (unless a graph output, already among its
-  //    external bytes) and its read in the reader's;
-  //  - on one device, between fusion units: the write and the read, or,
-  //    within one launch, the spill (written and read) — or, on an emulated
-  //    device with on-chip memory, a share of the launch's one overhead,
-  //    since the values it keeps on chip are at most onchip_bytes;
-  //  - within a fusion unit (maybe one kernel), or on a device whose
-  //    caches may keep it, nothing.
   int host = -1;
   for (size_t d = 0; d < n_devices && host < 0; ++d)
     if (platform.devices[d].memory_space == kHostMemory) host = static_cast<int>(d);
@@ -436,32 +467,35 @@ MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& plat
     return cost.transfer(bytes, platform.devices[from], platform.devices[to]).us;
   };
   auto per_byte_us = [&](size_t d) { return 1 / (platform.devices[d].bandwidth_gbps * kPerMicrosecond); };
-  struct Edge {
-    NodeId from = kNoNode;
-    std::vector<double> write_us, read_us;  // per device, at its bandwidth (0 where measured)
-    std::vector<double> same_memory_us;     // per device: write and read between fusion units
-    std::vector<double> same_chip_us;       // per device: the overhead share on chip (+infinity elsewhere)
-    std::vector<std::vector<double>> transfer_us;  // [from][to]
-  };
-  std::vector<std::vector<Edge>> edges_into(n_nodes);
-  std::vector<double> input_bytes(n_nodes, 0), output_bytes(n_nodes, 0);
+  Chains chains;
+  chains.edges_into.resize(n_nodes);
+  chains.has_successor.assign(n_nodes, false);
+  chains.in_us.assign(n_nodes, std::vector<double>(n_devices, 0));
+  chains.out_us.assign(n_nodes, std::vector<double>(n_devices, 0));
   for (size_t n = 0; n < n_nodes; ++n) {
     const Node& node = graph.nodes[n];
     std::vector<ValueId> inputs;
     for (ValueId v : node.inputs)
       if (v != kNoValue && std::find(inputs.begin(), inputs.end(), v) == inputs.end()) inputs.push_back(v);
     std::map<NodeId, std::vector<ValueId>> values_from;
+    double input_bytes = 0, output_bytes = 0;
     for (ValueId v : inputs) {
       NodeId producer = graph.values[v].producer;
       if (producer == kNoNode) {
-        if (!graph.values[v].initializer) input_bytes[n] += graph.values[v].nbytes();
+        if (!graph.values[v].initializer) input_bytes += graph.values[v].nbytes();
       } else if (producer != static_cast<NodeId>(n)) {
         values_from[producer].push_back(v);
       }
     }
     for (ValueId v : node.outputs)
-      if (v != kNoValue && graph.is_graph_output(v)) output_bytes[n] += graph.values[v].nbytes();
+      if (v != kNoValue && graph.is_graph_output(v)) output_bytes += graph.values[v].nbytes();
+    if (host >= 0)
+      for (size_t d = 0; d < n_devices; ++d) {
+        chains.in_us[n][d] = transfer_us(input_bytes, static_cast<size_t>(host), d);
+        chains.out_us[n][d] = transfer_us(output_bytes, d, static_cast<size_t>(host));
+      }
     for (const auto& [p, values] : values_from) {
+      chains.has_successor[static_cast<size_t>(p)] = true;
       Edge edge;
       edge.from = p;
       edge.write_us.assign(n_devices, 0);
@@ -490,9 +524,39 @@ MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& plat
       edge.transfer_us.assign(n_devices, std::vector<double>(n_devices, 0));
       for (size_t from = 0; from < n_devices; ++from)
         for (size_t to = 0; to < n_devices; ++to) edge.transfer_us[from][to] = transfer_us(bytes, from, to);
-      edges_into[n].push_back(std::move(edge));
+      chains.edges_into[n].push_back(std::move(edge));
     }
   }
+  return chains;
+}
+
+// The critical path: finish[n][d], the earliest node n could end on device
+// d if every device were free: after each predecessor ends, on whichever
+// device is best for it, plus what the values between them cost at least
+// (below). Graph inputs start in host memory and graph outputs end there.
+// Nodes come in a topological order, so predecessors are done when a node
+// is reached.
+//
+// A chain's launches follow one another, and each lasts at least its
+// overheads plus any mix lambda FLOPs/peak + (1 - lambda) bytes/bandwidth
+// of the chain's part in it. That part is counted in two ways, and the
+// longer path of the two wins: either each node brings its floor
+// (memory_us: its shares of every value it writes and reads, crossing
+// edges of the chain or not) and the edges only their copies and
+// hand-overs; or each node brings its floor without the values between
+// fusion units (chain_memory_us) and each edge of the chain the values
+// it passes, all of them, since one chain passes a value once:
+//  - between devices: the copy or hand-over, plus the value's write in
+//    the producer's launch (unless a graph output, already among its
+//    external bytes) and its read in the reader's;
+//  - on one device, between fusion units: the write and the read, or,
+//    within one launch, the spill (written and read) — or, on an emulated
+//    device with on-chip memory, a share of the launch's one overhead,
+//    since the values it keeps on chip are at most onchip_bytes;
+//  - within a fusion unit (maybe one kernel), or on a device whose
+//    caches may keep it, nothing.
+double critical_path_us(const std::vector<std::vector<Floor>>& floor, const Chains& chains) {
+  size_t n_nodes = floor.size(), n_devices = n_nodes > 0 ? floor[0].size() : 0;
   // Each device may take its own mix; every combination of the mixes below
   // is tried while there are few devices, one common mix for all otherwise.
   const std::vector<double> kMixes{0.0, 0.25, 0.5, 0.75, 1.0};
@@ -502,7 +566,7 @@ MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& plat
     for (size_t d = 0; d < n_devices; ++d) n_combinations *= kMixes.size();
   else
     n_combinations = kMixes.size();
-  MakespanLowerBound bound;
+  double critical_path = 0;
   std::vector<std::vector<double>> finish(n_nodes, std::vector<double>(n_devices, kInfinity));
   std::vector<double> lambda(n_devices);
   for (size_t combination = 0; combination < 2 * n_combinations; ++combination) {
@@ -517,12 +581,12 @@ MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& plat
       for (size_t d = 0; d < n_devices; ++d) {
         finish[n][d] = kInfinity;
         if (!floor[n][d].runs()) continue;
-        double ready = host >= 0 ? transfer_us(input_bytes[n], static_cast<size_t>(host), d) : 0;
-        for (const Edge& edge : edges_into[n]) {
+        double ready = chains.in_us[n][d];
+        for (const Edge& edge : chains.edges_into[n]) {
           double earliest = kInfinity;
           const std::vector<double>& before = finish[static_cast<size_t>(edge.from)];
           for (size_t from = 0; from < n_devices; ++from) {
-            double edge_us = from == d ? 0 : edge.transfer_us[from][d];
+            double edge_us = edge.transfer_us[from][d];
             if (edges_carry_values)
               edge_us += from == d ? std::min(edge.same_chip_us[d], (1 - lambda[d]) * edge.same_memory_us[d])
                                    : (1 - lambda[from]) * edge.write_us[from] + (1 - lambda[d]) * edge.read_us[d];
@@ -531,15 +595,244 @@ MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& plat
           ready = std::max(ready, earliest);
         }
         finish[n][d] = ready + floor[n][d].mixed_us(lambda[d], edges_carry_values);
-        double out = host >= 0 ? transfer_us(output_bytes[n], d, static_cast<size_t>(host)) : 0;
-        best_end = std::min(best_end, finish[n][d] + out);
+        best_end = std::min(best_end, finish[n][d] + chains.out_us[n][d]);
       }
       longest = std::max(longest, best_end);
     }
-    bound.critical_path_us = std::max(bound.critical_path_us, longest);
+    critical_path = std::max(critical_path, longest);
   }
-  bound.capacity_us = capacity_bound(graph, floor, platform, cost);
-  bound.us = std::max(bound.critical_path_us, bound.capacity_us);
+  return critical_path;
+}
+
+// The views the combined LP's chains take, each a lambda per device (a mix
+// of the compute and memory floors, lower_bound.h): every combination of
+// the two pure views while there are few devices, else one common view.
+std::vector<std::vector<double>> chain_views(size_t n_devices) {
+  constexpr size_t kMaxCombinedDevices = 3;
+  std::vector<std::vector<double>> views;
+  if (n_devices <= kMaxCombinedDevices) {
+    for (unsigned bits = 0; bits < 1u << n_devices; ++bits) {
+      std::vector<double> lambda(n_devices);
+      for (size_t d = 0; d < n_devices; ++d) lambda[d] = bits >> d & 1u;
+      views.push_back(lambda);
+    }
+  } else {
+    views = {std::vector<double>(n_devices, 0.0), std::vector<double>(n_devices, 1.0)};
+  }
+  return views;
+}
+
+// Adds the chains to the capacity LP, on its assignment x (lower_bound.h):
+// for each view (a lambda per device), start times s[n] >= 0 with
+//   s[n] >= sum_d x[n][d] in_us[n][d]                            graph inputs
+//   s[n] >= s[p] + sum_d x[p][d] floor[p][d] + delay[e]          each edge e = p -> n
+//   T >= s[n] + sum_d x[n][d] (floor[n][d] + out_us[n][d])       n without successors, or with graph outputs
+// where floor[n][d] = lambda[d] compute_us + (1 - lambda[d]) memory_us,
+// and the edge's copy or hand-over, between devices only, is linearised
+// (shared by the views):
+//   delay[e] >= sum_a sent[e][a] leave_us[e][a],  sent[e][a] >= x[p][a] - x[n][a]
+//   delay[e] >= sum_b received[e][b] reach_us[e][b],  received[e][b] >= x[n][b] - x[p][b]
+// leave_us[e][a]: the least transfer from a to any other device that runs
+// n; reach_us[e][b]: the least into b from any other device that runs p.
+// With p on a and n on b != a, sent[e][a] = received[e][b] = 1 and both
+// are at most transfer_us[a][b]; with both on one device, all are 0.
+//
+// With `carry`, the views count each edge with the values it passes
+// instead (critical_path_us's second count): floors without the values
+// between fusion units (chain_memory_us), and an edge's delay at least its
+// least cost on either side, cost[a][b] with p on a and n on b as the
+// critical path counts it:
+//   delay[e] >= sum_a x[p][a] least[a] + sum_a sent[e][a] (least_other[a] - least[a])
+// least[a] = min_b cost[a][b], least_other[a] = min_{b != a} cost[a][b]
+// (for a plan, least[a] or least_other[a]: at most cost[a][b]); and the
+// same with the reader's device.
+void add_chains(LinearProgram& lp, const std::vector<std::vector<int>>& x,
+                const std::vector<std::vector<Floor>>& floor, const Chains& chains, bool carry) {
+  size_t n_nodes = floor.size(), n_devices = n_nodes > 0 ? floor[0].size() : 0;
+  const double kUnbounded = COIN_DBL_MAX;
+  // Each edge's delay column (-1 where it is never more than 0).
+  std::vector<std::vector<int>> delay(n_nodes);
+  for (size_t n = 0; n < n_nodes && !carry; ++n)
+    for (const Edge& edge : chains.edges_into[n]) {
+      size_t p = static_cast<size_t>(edge.from);
+      std::vector<double> leave_us(n_devices, kInfinity), reach_us(n_devices, kInfinity);
+      for (size_t a = 0; a < n_devices; ++a)
+        for (size_t b = 0; b < n_devices; ++b) {
+          if (a == b || x[p][a] < 0 || x[n][b] < 0) continue;
+          leave_us[a] = std::min(leave_us[a], edge.transfer_us[a][b]);
+          reach_us[b] = std::min(reach_us[b], edge.transfer_us[a][b]);
+        }
+      int column = -1;
+      // One row for each side: sum over devices of the side's indicator
+      // (x[p][a] - x[n][a] or the reverse, at least 0) times its delay.
+      auto add_side = [&](const std::vector<double>& side_us, const std::vector<int>& from,
+                          const std::vector<int>& to) {
+        LinearProgram::Terms terms;
+        for (size_t d = 0; d < n_devices; ++d) {
+          if (from[d] < 0 || !(side_us[d] > 0) || !std::isfinite(side_us[d])) continue;
+          int indicator = from[d];
+          if (to[d] >= 0) {
+            // indicator >= x_from - x_to
+            indicator = lp.add_column(0, 1);
+            lp.add_row({{from[d], 1.0}, {to[d], -1.0}, {indicator, -1.0}}, -kUnbounded, 0);
+          }
+          terms.emplace_back(indicator, side_us[d]);
+        }
+        if (terms.empty()) return;
+        if (column < 0) column = lp.add_column(0, kUnbounded);
+        terms.emplace_back(column, -1.0);
+        lp.add_row(std::move(terms), -kUnbounded, 0);
+      };
+      add_side(leave_us, x[p], x[n]);
+      add_side(reach_us, x[n], x[p]);
+      delay[n].push_back(column);
+    }
+
+  // Indicator columns, per edge and device, made once and shared by the
+  // views that count each edge with the values it passes:
+  // sent[e][a] >= x[p][a] - x[n][a] and received[e][b] >= x[n][b] - x[p][b].
+  std::vector<std::vector<std::vector<int>>> sent(n_nodes), received(n_nodes);
+  for (size_t n = 0; n < n_nodes; ++n) {
+    sent[n].assign(chains.edges_into[n].size(), std::vector<int>(n_devices, -2));
+    received[n] = sent[n];
+  }
+  auto indicator = [&](int& column, int from, int to) {
+    if (column == -2) {
+      column = from;
+      if (to >= 0) {
+        column = lp.add_column(0, 1);
+        lp.add_row({{from, 1.0}, {to, -1.0}, {column, -1.0}}, -kUnbounded, 0);
+      }
+    }
+    return column;
+  };
+  for (const std::vector<double>& lambda : chain_views(n_devices)) {
+    // What edge e = p -> n costs at least with p on a and n on b
+    // (critical_path_us's second count).
+    auto edge_cost = [&](const Edge& edge, size_t a, size_t b) {
+      return edge.transfer_us[a][b] +
+             (a == b ? std::min(edge.same_chip_us[a], (1 - lambda[a]) * edge.same_memory_us[a])
+                     : (1 - lambda[a]) * edge.write_us[a] + (1 - lambda[b]) * edge.read_us[b]);
+    };
+    // For each side (the producer's device, or the reader's): the delay is
+    // at least sum_a x[p][a] least_a + sum_a sent[e][a] (least_other_a -
+    // least_a), least_a the least cost with p on a, least_other_a with n
+    // elsewhere.
+    auto carried = [&](size_t n, size_t e) {
+      const Edge& edge = chains.edges_into[n][e];
+      size_t p = static_cast<size_t>(edge.from);
+      int column = -1;
+      for (int side = 0; side < 2; ++side) {
+        LinearProgram::Terms terms;
+        for (size_t a = 0; a < n_devices; ++a) {
+          const std::vector<int>& mine = side == 0 ? x[p] : x[n];
+          const std::vector<int>& other = side == 0 ? x[n] : x[p];
+          if (mine[a] < 0) continue;
+          double least = kInfinity, least_other = kInfinity;
+          for (size_t b = 0; b < n_devices; ++b) {
+            if (other[b] < 0) continue;
+            double us = side == 0 ? edge_cost(edge, a, b) : edge_cost(edge, b, a);
+            least = std::min(least, us);
+            if (b != a) least_other = std::min(least_other, us);
+          }
+          if (!std::isfinite(least)) continue;
+          if (least > 0) terms.emplace_back(mine[a], least);
+          if (std::isfinite(least_other) && least_other > least) {
+            int& slot = side == 0 ? sent[n][e][a] : received[n][e][a];
+            terms.emplace_back(indicator(slot, mine[a], other[a]), least_other - least);
+          }
+        }
+        if (terms.empty()) continue;
+        if (column < 0) column = lp.add_column(0, kUnbounded);
+        terms.emplace_back(column, -1.0);
+        lp.add_row(std::move(terms), -kUnbounded, 0);
+      }
+      return column;
+    };
+    std::vector<int> start(n_nodes);
+    for (size_t n = 0; n < n_nodes; ++n) start[n] = lp.add_column(0, kUnbounded);
+    // sum_d x[n][d] floor[n][d], with `sign`, plus `extra`[d] per device
+    // (left out where infinite, with no link: a weaker row, still valid).
+    auto finite_or_0 = [](const std::vector<double>* extra, size_t d) {
+      return extra && std::isfinite((*extra)[d]) ? (*extra)[d] : 0.0;
+    };
+    auto duration = [&](size_t n, double sign, const std::vector<double>* extra) {
+      LinearProgram::Terms terms;
+      for (size_t d = 0; d < n_devices; ++d)
+        if (x[n][d] >= 0)
+          terms.emplace_back(x[n][d], sign * (floor[n][d].mixed_us(lambda[d], carry) + finite_or_0(extra, d)));
+      return terms;
+    };
+    for (size_t n = 0; n < n_nodes; ++n) {
+      LinearProgram::Terms ready{{start[n], 1.0}};
+      for (size_t d = 0; d < n_devices; ++d)
+        if (x[n][d] >= 0 && chains.in_us[n][d] > 0 && std::isfinite(chains.in_us[n][d]))
+          ready.emplace_back(x[n][d], -chains.in_us[n][d]);
+      if (ready.size() > 1) lp.add_row(std::move(ready), 0, kUnbounded);
+      for (size_t e = 0; e < chains.edges_into[n].size(); ++e) {
+        size_t p = static_cast<size_t>(chains.edges_into[n][e].from);
+        LinearProgram::Terms terms = duration(p, -1.0, nullptr);
+        terms.emplace_back(start[n], 1.0);
+        terms.emplace_back(start[p], -1.0);
+        int edge_delay = carry ? carried(n, e) : delay[n][e];
+        if (edge_delay >= 0) terms.emplace_back(edge_delay, -1.0);
+        lp.add_row(std::move(terms), 0, kUnbounded);
+      }
+      bool has_outputs =
+          std::any_of(chains.out_us[n].begin(), chains.out_us[n].end(), [](double us) { return us > 0; });
+      if (chains.has_successor[n] && !has_outputs) continue;
+      LinearProgram::Terms end = duration(n, -1.0, &chains.out_us[n]);
+      end.emplace_back(0, 1.0);
+      end.emplace_back(start[n], -1.0);
+      lp.add_row(std::move(end), 0, kUnbounded);
+    }
+  }
+}
+
+}  // namespace
+
+MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& platform, const CostModel& cost) {
+  // Nodes, not fusion units: a plan may launch any grouping of them.
+  std::vector<std::vector<NodeId>> fusion = fusion_units(graph);
+  std::vector<int> fusion_unit_of(graph.nodes.size(), -1);
+  for (size_t f = 0; f < fusion.size(); ++f)
+    for (NodeId id : fusion[f]) fusion_unit_of[id] = static_cast<int>(f);
+  std::vector<NodeBytes> moved = node_bytes(graph, fusion_unit_of);
+  size_t n_nodes = graph.nodes.size(), n_devices = platform.devices.size();
+
+  std::vector<std::vector<Floor>> floor(n_nodes, std::vector<Floor>(n_devices));
+  for (size_t n = 0; n < n_nodes; ++n) {
+    NodeId id = static_cast<NodeId>(n);
+    bool runs = false;
+    for (size_t d = 0; d < n_devices; ++d) {
+      floor[n][d] = node_floor(graph, id, fusion[fusion_unit_of[id]], moved[n], platform.devices[d], cost);
+      runs = runs || floor[n][d].runs();
+    }
+    if (!runs)
+      throw Error(ErrorCode::kUnsupported, fmt::format("lower bound: no device of platform '{}' runs node '{}' ({})",
+                                                       platform.name, graph.nodes[n].name, graph.nodes[n].op_type));
+  }
+
+  MakespanLowerBound bound;
+  Chains chain_graph = chains(graph, floor, fusion_unit_of, platform, cost);
+  bound.critical_path_us = critical_path_us(floor, chain_graph);
+  LinearProgram lp;
+  std::vector<std::vector<int>> x = add_capacity(lp, graph, floor, platform, cost);
+  bound.capacity_us = *lp.solve("capacity", LinearProgram::Method::kDualSimplex);
+  add_chains(lp, x, floor, chain_graph, false);
+  // The combined LP holds the capacity rows, so the capacity bound stands
+  // in for it where Clp takes too long (a valid bound, only looser).
+  std::optional<double> combined = lp.solve("combined", LinearProgram::Method::kBarrier, kCombinedSeconds);
+  bound.combined_us = combined.value_or(bound.capacity_us);
+  // Then again with each edge counted with the values it passes, where
+  // the graph is small enough (bert, 399 nodes: 2 s more; nasnet, 723
+  // nodes: 8 s); it holds the rows above, so it is never less.
+  if (combined && n_nodes <= kMaxCarryingNodes) {
+    add_chains(lp, x, floor, chain_graph, true);
+    std::optional<double> carrying = lp.solve("combined", LinearProgram::Method::kBarrier, kCombinedSeconds);
+    if (carrying) bound.combined_us = std::max(bound.combined_us, *carrying);
+  }
+  bound.us = std::max({bound.critical_path_us, bound.capacity_us, bound.combined_us});
   return bound;
 }
 

@@ -29,7 +29,7 @@
 //  - on a measured device: its fusion unit's measured time shared by the
 //    unit's nodes' work, in both views — a launch measured as one could,
 //    in principle, take less.
-// Two bounds, the larger wins:
+// Three bounds, the largest wins:
 //  - critical path: the longest chain of nodes, each on any device, every
 //    device free, with the hand-overs and copies between devices along it
 //    (graph inputs start and outputs end in host memory). Each device takes
@@ -51,6 +51,40 @@
 //    not spills). A value reaching a device alone in its memory space from
 //    another one is a copy on that device's lanes (build_plan copies on the
 //    reading lane; a graph output leaves on its producer's).
+//  - combined (the same LP, solved again with the chains added): the
+//    capacity rows and the chains on the SAME fractional assignment
+//    x[n][d], so that the chain cannot take each node's fastest device
+//    while the capacity rows spread it over all of them. For each view —
+//    one lambda per device, every combination of 0 and 1 (compute and
+//    memory) for up to three devices, else all 0 and all 1 — start times
+//    s[n] >= 0 with s[n] >= s[p] + duration(p) + delay(p -> n) on each
+//    edge, s[n] at least its graph inputs' copies from host memory, and
+//    T >= s[n] + duration(n) + its graph outputs' copies to host memory,
+//    where duration(n) = sum_d x[n][d] (lambda[d] compute floor +
+//    (1 - lambda[d]) memory floor). Why that holds for any plan: take x
+//    the plan's placement, and within each launch L let s[n] be L's start
+//    plus the longest chain of floors inside L before n. A launch lasts
+//    at least its nodes' floors in any one view (one lambda per launch;
+//    one lambda per device makes that so for every launch), so each node
+//    ends within its launch, and a node's predecessor in another launch
+//    ends before that launch does — plus, between devices, the copy or
+//    hand-over. The delay is linearised as the capacity LP's values are:
+//    sent[e][a] >= x[p][a] - x[n][a] times the least transfer out of a to
+//    a device that runs n, received[e][b] >= x[n][b] - x[p][b] times the
+//    least into b from one that runs p; the delay is at least either sum,
+//    which for a plan is at most the transfer it makes. On graphs of at
+//    most 500 nodes it is solved again with the views doubled, the second
+//    half counting as the critical path's second count does: floors
+//    without the values between fusion units, and each edge at least its
+//    least cost (copy, write and read, spill or on-chip share) with the
+//    producer's device fixed, and again with the reader's — linearised as
+//    sum_a (x[p][a] least[a] + sent[e][a] (least_other[a] - least[a])),
+//    least_other[a] the least with the reader elsewhere; for a plan, at
+//    most the edge's cost. It does not mix views within a device (the
+//    critical path tries quarters), so it need not reach the critical
+//    path; hence the max of all three. Where Clp takes more than 10 s of
+//    CPU time on it, the capacity bound (whose rows it holds) stands in
+//    for it, or the first solution for the second.
 #pragma once
 
 #include "hetsched/cost_model.h"
@@ -60,9 +94,10 @@
 namespace hetsched {
 
 struct MakespanLowerBound {
-  double us = 0;  // max of the two below
+  double us = 0;  // max of the three below
   double critical_path_us = 0;
   double capacity_us = 0;
+  double combined_us = 0;  // the capacity LP with the chains on its assignment
 };
 
 // Throws ErrorCode::kUnsupported when a node has no device that runs it.

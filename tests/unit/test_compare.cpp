@@ -252,6 +252,152 @@ TEST(LowerBound, IndependentWorkSplitsOverTheDevices) {
   EXPECT_NEAR(makespan_lower_bound(g, uneven, *uneven_cost).capacity_us, 4 * f * fast, 1e-6 * fast);
 }
 
+// relu0 -> relu1 on `fast` or `slow` (one memory space, no copies), beside
+// two Sigmoids only `fast` runs.
+Graph chain_beside_sigmoids() {
+  Graph g;
+  constexpr int64_t kWidth = 1 << 16;
+  ValueId x = add_float_value(g, "x", {1, kWidth});
+  ValueId h = add_float_value(g, "h", {1, kWidth});
+  ValueId y = add_float_value(g, "y", {1, kWidth});
+  g.inputs.push_back(x);
+  g.outputs.push_back(y);
+  add_op(g, "Relu", "relu0", {x}, {h});
+  add_op(g, "Relu", "relu1", {h}, {y});
+  for (int i = 0; i < 2; ++i) {
+    std::string n = std::to_string(i);
+    ValueId in = add_float_value(g, "in" + n, {1, kWidth});
+    ValueId out = add_float_value(g, "out" + n, {1, kWidth});
+    g.inputs.push_back(in);
+    g.outputs.push_back(out);
+    add_op(g, "Sigmoid", "sigmoid" + n, {in}, {out});
+  }
+  g.finalize();
+  g.annotate_costs();
+  return g;
+}
+
+TEST(LowerBound, ChainsAndCapacityShareOnePlacement) {
+  // Every node is memory-bound and its own fusion unit, reading graph
+  // inputs or writing graph outputs or passing a value to a node of
+  // another unit: its floor is its whole cost alone (f: a Relu on `fast`,
+  // s on `slow`, g: a Sigmoid on `fast`). Apart, the chain wants `fast`
+  // (critical path 2f) and the capacity LP puts a share A / 2 of each Relu
+  // there, the Sigmoids filling the rest: A f + 2g = (2 - A) s. On one
+  // placement the chain takes A f + (2 - A) s, more than `slow`'s load, and
+  // it meets `fast`'s load A f + 2g at A = 2 (s - g) / s.
+  Graph g = chain_beside_sigmoids();
+  ASSERT_EQ(fusion_units(g).size(), g.nodes.size());
+  Platform p = two_devices(20, 10);
+  p.devices[1].ops = {"Relu"};
+  auto cost = make_roofline_cost_model(p);
+  double f = cost->launch(g, {0}, p.devices[0]).us, s = cost->launch(g, {0}, p.devices[1]).us;
+  double sigmoid = cost->launch(g, {2}, p.devices[0]).us;
+  ASSERT_EQ(g.nodes[2].op_type, "Sigmoid");
+  MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+  EXPECT_NEAR(bound.critical_path_us, 2 * f, 1e-9 * f);
+  EXPECT_NEAR(bound.capacity_us, 2 * s * (f + sigmoid) / (f + s), 1e-6 * s);
+  double shared = 2 * (s - sigmoid) / s;
+  EXPECT_NEAR(bound.combined_us, shared * f + 2 * sigmoid, 1e-6 * s);
+  EXPECT_GT(bound.combined_us, 1.1 * std::max(bound.critical_path_us, bound.capacity_us));
+  EXPECT_DOUBLE_EQ(bound.us, bound.combined_us);
+
+  // The best plan: relu0, then the Sigmoids on `fast`, relu1 on `slow`, in
+  // max(f + 2g, f + s); about the bound.
+  Plan plan = build_plan(g, p,
+                         {LaunchAssignment{{0}, 0, 0, ""}, LaunchAssignment{{2}, 0, 0, ""},
+                          LaunchAssignment{{3}, 0, 0, ""}, LaunchAssignment{{1}, 1, 0, ""}},
+                         "test", false);
+  double makespan = simulate(plan, g, p, *cost).makespan_us;
+  EXPECT_NEAR(makespan, std::max(f + 2 * sigmoid, f + s), 1e-9 * makespan);
+  EXPECT_GE(makespan, bound.us * (1 - 1e-9));
+  EXPECT_LT(makespan, 1.01 * bound.us);
+}
+
+TEST(LowerBound, CombinedChainsPayTheCopiesBetweenMemorySpaces) {
+  // sigmoid0 -> relu -> output, beside two more Sigmoids: `fast` (host
+  // memory) runs all, `slow`, in its own memory, only the Relu. On `fast`
+  // the chain is 2f; on `slow` it is f + P, P = s + copy in + copy out.
+  // `fast` carries 3f + a f with a share a of the Relu; the chain,
+  // f + a f + (1 - a) P with its copies. They meet at (1 - a) P = 2f:
+  // T = 4f - 2f^2 / P, above the critical path (2f) and the capacity bound
+  // (3f, with the Relu on `fast`) since P > 2f. Without the copies on the
+  // chain (P = s < 2f) the combined bound would be 3f too.
+  Graph g = chain_beside_sigmoids();
+  g.nodes[0].op_type = "Sigmoid";  // sigmoid0 -> relu1
+  g.annotate_costs();
+  Platform p = two_devices(20, 10);
+  p.devices[1].ops = {"Relu"};
+  p.devices[1].memory_space = "acc";
+  for (auto [from, to] : {std::pair{"host", "acc"}, std::pair{"acc", "host"}})
+    p.links.push_back(Link{from, to, 5, 50, "file"});
+  auto cost = make_roofline_cost_model(p);
+  double bytes = g.values[g.nodes[0].outputs[0]].nbytes();
+  double f = cost->launch(g, {0}, p.devices[0]).us, s = cost->launch(g, {1}, p.devices[1]).us;
+  double copy_in = cost->transfer(bytes, p.devices[0], p.devices[1]).us;
+  double copy_out = cost->transfer(bytes, p.devices[1], p.devices[0]).us;
+  double chain_on_slow = s + copy_in + copy_out;
+  ASSERT_NEAR(cost->launch(g, {1}, p.devices[0]).us, f, 1e-9 * f);
+  ASSERT_LT(s, 2 * f);
+  ASSERT_GT(chain_on_slow, 2 * f);
+  ASSERT_LT(chain_on_slow, 3 * f);
+  MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+  EXPECT_NEAR(bound.critical_path_us, 2 * f, 1e-9 * f);
+  EXPECT_NEAR(bound.capacity_us, 3 * f, 1e-6 * f);
+  EXPECT_NEAR(bound.combined_us, 4 * f - 2 * f * f / chain_on_slow, 1e-6 * f);
+  EXPECT_DOUBLE_EQ(bound.us, bound.combined_us);
+  for (int relu_on = 0; relu_on < 2; ++relu_on) {
+    Plan plan = build_plan(g, p,
+                           {LaunchAssignment{{0}, 0, 0, ""}, LaunchAssignment{{1}, relu_on, 0, ""},
+                            LaunchAssignment{{2}, 0, 0, ""}, LaunchAssignment{{3}, 0, 0, ""}},
+                           "test", false);
+    EXPECT_GE(simulate(plan, g, p, *cost).makespan_us, bound.us * (1 - 1e-9)) << "relu on " << relu_on;
+  }
+}
+
+TEST(LowerBound, CombinedChainsCarryTheValuesTheyPass) {
+  // bert's attention values are read by several nodes, each of whose floors
+  // holds a share of the read; a chain passes such a value whole. On
+  // phone-soc the combined LP with the floors alone reaches 1.01x the
+  // critical path; with its edges carrying the values, 1.07x.
+  Graph g = load_model("zoo:bert");
+  Platform p = make_platform("", kPlatforms + "phone-soc.json");
+  auto cost = make_roofline_cost_model(p);
+  MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+  EXPECT_GT(bound.combined_us, 1.05 * std::max(bound.critical_path_us, bound.capacity_us));
+  for (const char* name : {"heft", "partition-tuner"}) {
+    Plan plan = make_scheduler(name)->schedule(g, p, *cost, ScheduleOptions{});
+    EXPECT_GE(simulate(plan, g, p, *cost).makespan_us, bound.us * (1 - 1e-9)) << name;
+  }
+}
+
+TEST(LowerBound, NeverAboveTheOptimalPlans) {
+  // `optimal` proves its plans best among its own (fusion units, list
+  // scheduled; graphs of at most 40 units); the bound must lie under them
+  // all the same.
+  std::vector<std::pair<std::string, Graph>> graphs;
+  graphs.emplace_back("chain beside sigmoids", chain_beside_sigmoids());
+  graphs.emplace_back("zoo:squeezenet1_0", load_model("zoo:squeezenet1_0"));
+  LoadOptions small;
+  small.zoo_params = {{"layers", "1"}, {"seq", "16"}};
+  graphs.emplace_back("zoo:bert", load_model("zoo:bert", small));
+  for (const char* file : {"desktop-gpu.json", "phone-soc.json", "cpu-dsa.json"}) {
+    Platform p = make_platform("", kPlatforms + file);
+    auto cost = make_roofline_cost_model(p);
+    for (const auto& [name, g] : graphs) {
+      MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+      ScheduleOptions options;
+      options.params["time_limit"] = "2";
+      Plan plan = make_scheduler("optimal")->schedule(g, p, *cost, options);
+      double makespan = simulate(plan, g, p, *cost).makespan_us;
+      EXPECT_GE(makespan, bound.us * (1 - 1e-9)) << name << " on " << file;
+      std::printf("%s on %s: optimal %.4f ms, bound %.4f ms (critical path %.4f, capacity %.4f, combined %.4f)\n",
+                  name.c_str(), file, makespan / 1e3, bound.us / 1e3, bound.critical_path_us / 1e3,
+                  bound.capacity_us / 1e3, bound.combined_us / 1e3);
+    }
+  }
+}
+
 TEST(LowerBound, NoPlanOfAnySchedulerBeatsIt) {
   // Coarse launches included: duet's subgraphs, ios's merges, whole groups
   // kept on the DSA's chip.

@@ -147,6 +147,7 @@ TEST(HtmlReport, CompareKeepsTimelinesAndTheReportShowsEveryPlanLaneByLane) {
   EXPECT_NE(html.find(fmt::format("<b>{:.3f} ms</b>", c.lower_bound_ms)), std::string::npos);
   EXPECT_NE(html.find(fmt::format("critical path ({:.3f} ms", c.critical_path_ms)), std::string::npos);
   EXPECT_NE(html.find(fmt::format("capacity bound ({:.3f} ms", c.capacity_ms)), std::string::npos);
+  EXPECT_NE(html.find(fmt::format("combined bound ({:.3f} ms", c.combined_ms)), std::string::npos);
   // One colour per device, named in the legend.
   for (const PlatformDevice& d : p.devices)
     EXPECT_NE(html.find(fmt::format("data-device=\"{}\" data-device-color=\"#", d.name)), std::string::npos) << d.name;

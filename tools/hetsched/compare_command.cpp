@@ -45,8 +45,8 @@ void print_comparison(const Comparison& c, const Graph& graph, const Platform& p
   const char* what = platform.has_emulated() ? "emulated" : "measured";
   fmt::print("model: {} ({} nodes, {:.2f} GFLOPs) on {}\n", model, graph.nodes.size(), graph.total_flops() / 1e9,
              platform.name);
-  fmt::print("lower bound: {:.3f} ms (critical path {:.3f} ms, capacity {:.3f} ms)\n", c.lower_bound_ms,
-             c.critical_path_ms, c.capacity_ms);
+  fmt::print("lower bound: {:.3f} ms (critical path {:.3f} ms, capacity {:.3f} ms, combined {:.3f} ms)\n",
+             c.lower_bound_ms, c.critical_path_ms, c.capacity_ms, c.combined_ms);
   fmt::print("\none device, one launch after another:\n");
   std::vector<std::vector<std::string>> rows = {{"device", "predicted ms", fmt::format("{} p50 ms (min-max)", what)}};
   for (const auto& b : c.sequential) rows.push_back({b.device, ms(b.predicted_ms), measured(b.measured)});
