@@ -30,6 +30,10 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 struct Floor {
   double compute_us = kInfinity;  // overhead share + FLOPs at peak
   double memory_us = kInfinity;   // overhead share + bytes it moves at bandwidth
+  // The launch overhead share in both views: a kernel's overhead shared by
+  // the nodes of its fusion unit the device runs (0 where measured or one
+  // overhead serves a whole launch).
+  double overhead_share_us = 0;
   double compute_busy_us = 0;     // FLOPs at peak
   double memory_busy_us = 0;      // bytes that count in its launch's demand, at bandwidth
   // memory_us without the values between fusion units, which the critical
@@ -132,11 +136,18 @@ class LinearProgram {
 
 // min T subject to: every node split over the devices that run it
 // (sum_d x[n][d] = 1, x >= 0), and every resource busy at most T:
-//   streams of d:     sum_n x[n][d] compute_us[n][d] + copies(d) <= n_streams(d) T
-//                     sum_n x[n][d] memory_us[n][d] + copies(d)  <= n_streams(d) T
+//   streams of d:     sum_n x[n][d] (compute_us[n][d] - share[n][d]) + overheads(d) + copies(d) <= n_streams(d) T
+//                     sum_n x[n][d] (memory_us[n][d] - share[n][d]) + overheads(d) + copies(d)  <= n_streams(d) T
 //   compute of d:     sum_n x[n][d] compute_busy_us[n][d]        <= T
 //   bandwidth of d:   sum_n x[n][d] memory_busy_us[n][d] + traffic(d) <= T
 //   shared resource:  sum over its devices of the bandwidth terms * share <= T
+// where share[n][d] is the overhead share in n's floors, and each fusion
+// unit u whose kernels pay an overhead on d (Floor::overhead_share_us) pays
+// it whole as soon as any of its nodes runs there — a kernel holds at most
+// one unit, and a node of u on d is in one:
+//   overheads(d) = sum_u used[u][d] overhead(d),  used[u][d] >= x[n][d] for each n in u
+// (shares alone would let a unit's Relu move elsewhere and take half its
+// Conv's overhead with it).
 // where, for each value v produced by p and read by nodes c:
 //   sent[v][d] >= x[p][d] - x[c][d], received[v][d] >= x[c][d] - x[p][d]
 // (for a whole plan: 1 when v leaves d for another device, or reaches d
@@ -158,7 +169,8 @@ class LinearProgram {
 // Adds those columns and rows to `lp`; returns the columns x[n][d] (-1
 // where d does not run n).
 std::vector<std::vector<int>> add_capacity(LinearProgram& lp, const Graph& graph,
-                                           const std::vector<std::vector<Floor>>& floor, const Platform& platform,
+                                           const std::vector<std::vector<Floor>>& floor,
+                                           const std::vector<std::vector<NodeId>>& fusion, const Platform& platform,
                                            const CostModel& cost) {
   size_t n_nodes = floor.size(), n_devices = platform.devices.size();
   ResourceSharing sharing = resource_sharing(platform);
@@ -187,10 +199,29 @@ std::vector<std::vector<int>> add_capacity(LinearProgram& lp, const Graph& graph
       int col = column[n][d];
       if (col < 0) continue;
       const Floor& f = floor[n][d];
-      compute_streams[d].emplace_back(col, f.compute_us);
-      memory_streams[d].emplace_back(col, f.memory_us);
+      compute_streams[d].emplace_back(col, std::max(0.0, f.compute_us - f.overhead_share_us));
+      memory_streams[d].emplace_back(col, std::max(0.0, f.memory_us - f.overhead_share_us));
       compute[d].emplace_back(col, f.compute_busy_us);
       memory[d].emplace_back(col, f.memory_busy_us);
+    }
+  // Each unit's overhead on d, whole, once any of its nodes is there.
+  for (const std::vector<NodeId>& unit : fusion)
+    for (size_t d = 0; d < n_devices; ++d) {
+      double overhead_us = 0;
+      std::vector<int> here;
+      for (NodeId n : unit)
+        if (column[n][d] >= 0) {
+          overhead_us += floor[n][d].overhead_share_us;
+          here.push_back(column[n][d]);
+        }
+      if (!(overhead_us > 0)) continue;
+      int used = here.front();
+      if (here.size() > 1) {
+        used = add_column();
+        for (int col : here) add_row({{col, 1.0}, {used, -1.0}}, -COIN_DBL_MAX, 0);
+      }
+      compute_streams[d].emplace_back(used, overhead_us);
+      memory_streams[d].emplace_back(used, overhead_us);
     }
 
   // The values between devices.
@@ -409,6 +440,7 @@ Floor node_floor(const Graph& graph, NodeId id, const std::vector<NodeId>& unit,
     // external bytes surely load the device's bandwidth.
     floor.memory_busy_us = external_us;
     floor.roofline = true;
+    floor.overhead_share_us = overhead_us;
     floor.compute_us = std::min(alone.us, overhead_us + floor.compute_busy_us);
     floor.memory_us = std::min(alone.us, overhead_us + std::min(external_us + crossing_us, own_bytes * per_byte_us));
     floor.chain_memory_us = std::min(alone.us, overhead_us + external_us);
@@ -817,7 +849,7 @@ MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& plat
   Chains chain_graph = chains(graph, floor, fusion_unit_of, platform, cost);
   bound.critical_path_us = critical_path_us(floor, chain_graph);
   LinearProgram lp;
-  std::vector<std::vector<int>> x = add_capacity(lp, graph, floor, platform, cost);
+  std::vector<std::vector<int>> x = add_capacity(lp, graph, floor, fusion, platform, cost);
   bound.capacity_us = *lp.solve("capacity", LinearProgram::Method::kDualSimplex);
   add_chains(lp, x, floor, chain_graph, false);
   // The combined LP holds the capacity rows, so the capacity bound stands

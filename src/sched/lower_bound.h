@@ -48,9 +48,12 @@
 //    peak) and bandwidth, and each SharedResource's bandwidth, which count
 //    only what a launch's demand counts (launch_bytes: external bytes, and
 //    values between devices, whose producer writes and reader reads them;
-//    not spills). A value reaching a device alone in its memory space from
-//    another one is a copy on that device's lanes (build_plan copies on the
-//    reading lane; a graph output leaves on its producer's).
+//    not spills). On the streams a fusion unit's overhead counts whole on
+//    each device holding any part of it, not shared by its nodes (a
+//    kernel holds at most one unit). A value reaching a device alone in
+//    its memory space from another one is a copy on that device's lanes
+//    (build_plan copies on the reading lane; a graph output leaves on its
+//    producer's).
 //  - combined (the same LP, solved again with the chains added): the
 //    capacity rows and the chains on the SAME fractional assignment
 //    x[n][d], so that the chain cannot take each node's fastest device

@@ -252,6 +252,48 @@ TEST(LowerBound, IndependentWorkSplitsOverTheDevices) {
   EXPECT_NEAR(makespan_lower_bound(g, uneven, *uneven_cost).capacity_us, 4 * f * fast, 1e-6 * fast);
 }
 
+TEST(LowerBound, AFusionUnitPaysItsOverheadWholeOnEachDeviceItUses) {
+  // Four independent MatMul+Relu units (each one fusion unit). `acc` runs
+  // both ops with a 1 ms overhead per kernel, `cpu` only the Relu for
+  // almost nothing. Whichever device runs a Relu, each MatMul is a kernel
+  // on `acc` and pays the whole overhead: `acc` is busy for at least four
+  // of them. (Sharing the overhead over the unit's nodes would let each
+  // Relu on `cpu` take half a MatMul's overhead with it.)
+  constexpr int kUnits = 4;
+  constexpr double kOverheadUs = 1000;
+  Graph g;
+  for (int i = 0; i < kUnits; ++i) {
+    std::string n = std::to_string(i);
+    ValueId x = add_float_value(g, "x" + n, {1, 64});
+    ValueId w = add_float_value(g, "w" + n, {64, 64});
+    g.values[w].initializer = Tensor(DType::kFloat32, {64, 64});
+    ValueId h = add_float_value(g, "h" + n, {1, 64});
+    ValueId y = add_float_value(g, "y" + n, {1, 64});
+    g.inputs.push_back(x);
+    g.outputs.push_back(y);
+    add_op(g, "MatMul", "matmul" + n, {x, w}, {h});
+    add_op(g, "Relu", "relu" + n, {h}, {y});
+  }
+  g.finalize();
+  g.annotate_costs();
+  ASSERT_EQ(fusion_units(g).size(), static_cast<size_t>(kUnits));
+  Platform p;
+  p.name = "acc+cpu";
+  p.devices = {emulated("acc", 1000), emulated("cpu", 1000)};
+  p.devices[0].launch_overhead_us = kOverheadUs;
+  p.devices[0].ops = {"MatMul", "Relu"};
+  p.devices[1].ops = {"Relu"};
+  auto cost = make_roofline_cost_model(p);
+  MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+  EXPECT_GE(bound.capacity_us, kUnits * kOverheadUs);
+  // Every unit as one launch on `acc`: the overheads and a little more.
+  std::vector<LaunchAssignment> launches;
+  for (const std::vector<NodeId>& unit : fusion_units(g)) launches.push_back(LaunchAssignment{unit, 0, 0, ""});
+  double makespan = simulate(build_plan(g, p, launches, "test", false), g, p, *cost).makespan_us;
+  EXPECT_GE(makespan, bound.us * (1 - 1e-9));
+  EXPECT_LT(makespan, 1.01 * bound.us);
+}
+
 // relu0 -> relu1 on `fast` or `slow` (one memory space, no copies), beside
 // two Sigmoids only `fast` runs.
 Graph chain_beside_sigmoids() {
