@@ -147,8 +147,8 @@ class LinearProgram {
 // one unit, and a node of u on d is in one:
 //   overheads(d) = sum_u used[u][d] overhead(d),  used[u][d] >= x[n][d] for each n in u
 // (shares alone would let a unit's Relu move elsewhere and take half its
-// Conv's overhead with it).
-// where, for each value v produced by p and read by nodes c:
+// Conv's overhead with it). And for each value v produced by p and read by
+// nodes c:
 //   sent[v][d] >= x[p][d] - x[c][d], received[v][d] >= x[c][d] - x[p][d]
 // (for a whole plan: 1 when v leaves d for another device, or reaches d
 // from one). Such a value is an output of its producer's launch and an
