@@ -560,14 +560,15 @@ class LocalSearch {
 // every path between two units of d in one phase stays on d, through units
 // of that phase (leaving d, or passing a pinned unit, would raise the
 // phase), so joining them creates no cycle, and units of different
-// connected groups of one phase have no path between them at all. The groups of a phase are spread over d's
-// streams, largest first onto the least loaded; `per_stream` joins the
-// groups of one phase on one stream into one launch (one overhead on a
-// device whose on-chip memory holds the values between them), else each
-// group is a launch. A launch holding a pinned node stays its own unit.
-// Other devices' units stay one launch each, on stream_of_unit. Returned in a topological
-// order taking the lowest phase first (then the lowest first node), so that
-// each lane runs its phases in turn.
+// connected groups of one phase have no path between them at all. The
+// groups of a phase are spread over d's streams, largest first onto the
+// least loaded; `per_stream` joins the groups of one phase on one stream
+// into one launch (one overhead on a device whose on-chip memory holds the
+// values between them), else each group is a launch. A launch holding a
+// pinned node stays its own unit. Other devices' units stay one launch
+// each, on stream_of_unit. Returned in a topological order taking the
+// lowest phase first (then the lowest first node), so that each lane runs
+// its phases in turn.
 std::vector<LaunchAssignment> group_by_phase(const Graph& graph, const Platform& platform, const CostModel& cost,
                                              const UnitDag& dag, const std::vector<int>& device_of,
                                              const std::vector<int>& stream_of_unit, int d, bool per_stream) {
@@ -693,7 +694,10 @@ void add_coarse_candidates(const Graph& graph, const Platform& platform, const C
     // placing whole fusion units (a partition may split one).
     std::vector<int> device_of_node(graph.nodes.size(), -1), stream_of_node(graph.nodes.size(), 0);
     for (const LaunchAssignment& launch : candidates[c].launches)
-      for (NodeId id : launch.nodes) device_of_node[id] = launch.device, stream_of_node[id] = launch.stream;
+      for (NodeId id : launch.nodes) {
+        device_of_node[id] = launch.device;
+        stream_of_node[id] = launch.stream;
+      }
     std::vector<int> device_of, stream_of;
     for (const std::vector<NodeId>& unit : units) {
       int dev = device_of_node[unit.front()];

@@ -50,6 +50,9 @@ constexpr double kPerMicrosecond = 1e3;  // GFLOP/s and GB/s to per-microsecond
 // The most CPU time the combined LP may take (lower_bound.h); the zoo's
 // largest graphs take about 3 s.
 constexpr double kCombinedSeconds = 10;
+// Up to so many devices, the critical path and the combined LP's chains try
+// every combination of a view per device; beyond, one common view.
+constexpr size_t kMaxCombinedDevices = 3;
 // The largest graph whose combined LP also counts each edge with the
 // values it passes (add_chains); that LP takes about twice as long.
 constexpr size_t kMaxCarryingNodes = 500;
@@ -592,7 +595,6 @@ double critical_path_us(const std::vector<std::vector<Floor>>& floor, const Chai
   // Each device may take its own mix; every combination of the mixes below
   // is tried while there are few devices, one common mix for all otherwise.
   const std::vector<double> kMixes{0.0, 0.25, 0.5, 0.75, 1.0};
-  constexpr size_t kMaxCombinedDevices = 3;
   size_t n_combinations = 1;
   if (n_devices <= kMaxCombinedDevices)
     for (size_t d = 0; d < n_devices; ++d) n_combinations *= kMixes.size();
@@ -640,7 +642,6 @@ double critical_path_us(const std::vector<std::vector<Floor>>& floor, const Chai
 // of the compute and memory floors, lower_bound.h): every combination of
 // the two pure views while there are few devices, else one common view.
 std::vector<std::vector<double>> chain_views(size_t n_devices) {
-  constexpr size_t kMaxCombinedDevices = 3;
   std::vector<std::vector<double>> views;
   if (n_devices <= kMaxCombinedDevices) {
     for (unsigned bits = 0; bits < 1u << n_devices; ++bits) {
