@@ -21,11 +21,13 @@ class ProfileDB;
 enum class CostSource {
   kMeasured,  // the ProfileDB holds a measurement of exactly this launch on this device
   kMeasuredSum,  // sum of measurements of the launch's parts (a group never run as one)
-  // max(FLOPs / peak, bytes / bandwidth) + launch overhead per kernel, from
-  // the device's peaks. A launch of several kernels (fusion groups) moves the
-  // values between them through memory, unless the device's on-chip memory
-  // (a CPU core group's L2) holds them all; an emulated accelerator then runs
-  // it as one kernel (one overhead).
+  // From the device's peaks: a launch's kernels (fusion groups, and
+  // same-input convolutions IOS merges into one) run one after another, each
+  // its launch overhead + max(its FLOPs / peak, its bytes / bandwidth). The
+  // values between them go through memory unless the device's on-chip
+  // memory holds them all: a real core group's caches then keep them; an
+  // emulated accelerator runs the launch as one kernel (one overhead, one
+  // max over all its nodes).
   kRoofline,
   kLink,      // a link's latency + bytes / bandwidth
   kFree,      // nothing to do (no bytes to move, a value already there)

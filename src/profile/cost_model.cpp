@@ -6,12 +6,15 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "hetsched/error.h"
 #include "backends/cpu/program.h"
+#include "graph/conv_merge.h"
 #include "profile/profile_db.h"
 
 namespace hetsched {
@@ -36,29 +39,49 @@ bool device_supports_all(const Graph& graph, const std::vector<NodeId>& nodes, c
 
 // A launch runs as kernels: each node with the nodes the backend fuses into
 // its kernel (cpu::fusion_group, cut at the launch's edge, as the CPU
-// backend lowers it). Values passed between two kernels of one launch go
-// through memory — written out and read back — unless the device's on-chip
-// memory holds all of them at once: then they stay on chip, and an emulated
-// accelerator runs the launch as one kernel (the hardware-aware partitioning
-// of Zhao et al., OSDI'23, for a DSA's scratchpad or an NPU's SRAM).
+// backend lowers it), and whole Conv units that IOS's operator merge joins
+// (conv_merge_key: one wider convolution reading the shared input once,
+// though each convolution still pays its launch overhead). Values passed
+// between two kernels of one launch go through memory — written out and
+// read back — unless the device's on-chip memory holds all of them at once:
+// then a real core group's caches keep them, and an emulated accelerator
+// runs the whole launch as one kernel (the hardware-aware partitioning of
+// Zhao et al., OSDI'23, for a DSA's scratchpad or an NPU's SRAM).
+struct Kernel {
+  std::vector<NodeId> nodes;
+  int n_overheads = 1;
+};
+
 struct LaunchShape {
-  int n_kernels = 0;
-  double spilled_bytes = 0;  // values between kernels, written and read back
+  std::vector<Kernel> kernels;
+  bool one_kernel = false;  // an emulated accelerator holding the values between them on chip
+  bool cached = false;      // a real core group whose caches hold the values between them
 };
 
 LaunchShape launch_shape(const Graph& graph, const std::vector<NodeId>& nodes, const PlatformDevice& device) {
   std::vector<NodeId> members(nodes);
   std::sort(members.begin(), members.end());
   auto inside = [&](NodeId id) { return std::binary_search(members.begin(), members.end(), id); };
-  std::map<NodeId, int> kernel_of;
+  std::map<NodeId, size_t> kernel_of;
+  std::map<std::string, size_t> merged;  // conv_merge_key -> its kernel
   LaunchShape shape;
   for (NodeId id : members) {
     if (kernel_of.count(id)) continue;
     std::vector<NodeId> group = cpu::fusion_group(graph, id);
     bool whole = std::all_of(group.begin(), group.end(), [&](NodeId n) { return inside(n) && !kernel_of.count(n); });
     if (!whole) group = {id};
-    for (NodeId n : group) kernel_of[n] = shape.n_kernels;
-    ++shape.n_kernels;
+    std::string key = whole ? conv_merge_key(graph, group) : "";
+    auto into = key.empty() ? merged.end() : merged.find(key);
+    size_t k = into == merged.end() ? shape.kernels.size() : into->second;
+    if (k == shape.kernels.size()) {
+      shape.kernels.push_back({});
+      if (!key.empty()) merged[key] = k;
+    } else {
+      ++shape.kernels[k].n_overheads;
+    }
+    for (NodeId n : group) kernel_of[n] = k;
+    std::vector<NodeId>& kernel_nodes = shape.kernels[k].nodes;
+    kernel_nodes.insert(kernel_nodes.end(), group.begin(), group.end());
   }
   double between = 0;
   for (NodeId id : members)
@@ -69,25 +92,66 @@ LaunchShape launch_shape(const Graph& graph, const std::vector<NodeId>& nodes, c
       if (to_other_kernel) between += graph.values[v].nbytes();
     }
   bool fits_on_chip = between > 0 && device.onchip_bytes > 0 && between <= static_cast<double>(device.onchip_bytes);
-  if (!fits_on_chip) {
-    shape.spilled_bytes = 2 * between;
-  } else if (device.is_emulated()) {
-    shape.n_kernels = 1;
-  }
-  // A real CPU core group keeps such values in its caches, but its backend
-  // still runs each kernel on its own, each paying its launch overhead.
+  shape.one_kernel = fits_on_chip && device.is_emulated();
+  shape.cached = fits_on_chip && !device.is_emulated();
   return shape;
 }
 
+// One kernel's roofline time, without its overhead.
+double kernel_us(double flops, double bytes, const PlatformDevice& device) {
+  return std::max(flops / (device.peak_gflops * kPerMicrosecond), bytes / (device.bandwidth_gbps * kPerMicrosecond));
+}
+
+// What kernel `kernel` of a launch moves when the caches keep the values
+// between the launch's kernels: what crosses its edge, less what it reads
+// from the launch's other kernels and what it writes only for them.
+double cached_kernel_bytes(const Graph& graph, const std::vector<NodeId>& kernel,
+                           const std::vector<NodeId>& sorted_launch) {
+  auto in_launch = [&](NodeId id) {
+    return id != kNoNode && std::binary_search(sorted_launch.begin(), sorted_launch.end(), id);
+  };
+  auto in_kernel = [&](NodeId id) { return std::find(kernel.begin(), kernel.end(), id) != kernel.end(); };
+  double bytes = launch_bytes(graph, kernel);
+  std::vector<ValueId> from_launch;
+  for (NodeId id : kernel) {
+    for (ValueId v : graph.nodes[id].inputs)
+      if (v != kNoValue && in_launch(graph.values[v].producer) && !in_kernel(graph.values[v].producer))
+        from_launch.push_back(v);
+    for (ValueId v : graph.nodes[id].outputs) {
+      if (v == kNoValue || graph.is_graph_output(v)) continue;
+      const std::vector<NodeId>& readers = graph.values[v].consumers;
+      bool leaves_kernel = !std::all_of(readers.begin(), readers.end(), in_kernel);
+      if (leaves_kernel && std::all_of(readers.begin(), readers.end(), in_launch)) bytes -= graph.values[v].nbytes();
+    }
+  }
+  std::sort(from_launch.begin(), from_launch.end());
+  from_launch.erase(std::unique(from_launch.begin(), from_launch.end()), from_launch.end());
+  for (ValueId v : from_launch) bytes -= graph.values[v].nbytes();
+  return std::max(0.0, bytes);
+}
+
+// A launch's roofline time: its kernels one after another, each its launch
+// overhead(s) plus max(FLOPs / peak, bytes / bandwidth) of its own — one
+// kernel's arithmetic does not hide another's memory traffic — or, for a
+// launch that runs as one kernel, one overhead and one such max over all
+// its nodes.
 Estimate roofline_launch(const Graph& graph, const std::vector<NodeId>& nodes, const PlatformDevice& device) {
   if (!device_supports_all(graph, nodes, device)) return {kInfinity, CostSource::kRoofline};
   if (device.peak_gflops <= 0 || device.bandwidth_gbps <= 0)
     throw Error(ErrorCode::kRuntime, fmt::format("device {} has no peaks: calibrate first", device.name));
   LaunchShape shape = launch_shape(graph, nodes, device);
-  double compute_us = launch_flops(graph, nodes) / (device.peak_gflops * kPerMicrosecond);
-  double memory_us = (launch_bytes(graph, nodes) + shape.spilled_bytes) / (device.bandwidth_gbps * kPerMicrosecond);
-  return {device.launch_overhead_us * std::max(1, shape.n_kernels) + std::max(compute_us, memory_us),
-          CostSource::kRoofline};
+  if (shape.one_kernel)
+    return {device.launch_overhead_us + kernel_us(launch_flops(graph, nodes), launch_bytes(graph, nodes), device),
+            CostSource::kRoofline};
+  std::vector<NodeId> members(nodes);
+  std::sort(members.begin(), members.end());
+  double us = 0;
+  for (const Kernel& kernel : shape.kernels) {
+    double bytes =
+        shape.cached ? cached_kernel_bytes(graph, kernel.nodes, members) : launch_bytes(graph, kernel.nodes);
+    us += device.launch_overhead_us * kernel.n_overheads + kernel_us(launch_flops(graph, kernel.nodes), bytes, device);
+  }
+  return {us, CostSource::kRoofline};
 }
 
 Estimate link_transfer(double bytes, double latency_us, double bandwidth_gbps) {

@@ -35,7 +35,6 @@
 #include <limits>
 #include <map>
 #include <numeric>
-#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -43,6 +42,7 @@
 
 #include <fmt/format.h>
 
+#include "graph/conv_merge.h"
 #include "hetsched/error.h"
 #include "plan/plan_builder.h"
 #include "sched/stream_device.h"
@@ -67,77 +67,6 @@ int64_t positive_integer(const std::string& key, const std::string& text, int64_
                                                "({})",
                                                key, text, most, meaning));
   return value;
-}
-
-std::string attribute_text(const Attribute& a) {
-  switch (a.kind) {
-    case Attribute::Kind::kInt: return fmt::format("{}", a.i);
-    case Attribute::Kind::kFloat: return fmt::format("{}", a.f);
-    case Attribute::Kind::kString: return a.s;
-    case Attribute::Kind::kInts: return fmt::format("[{}]", fmt::join(a.ints, ","));
-    case Attribute::Kind::kFloats: return fmt::format("[{}]", fmt::join(a.floats, ","));
-    case Attribute::Kind::kStrings: return fmt::format("[{}]", fmt::join(a.strings, ","));
-    // Tensor and graph attributes never occur on the ops merged here; two
-    // such nodes never compare equal.
-    case Attribute::Kind::kTensor:
-    case Attribute::Kind::kGraph: return fmt::format("@{}", static_cast<const void*>(&a));
-  }
-  return "?";
-}
-
-std::string attributes_text(const Node& node) {
-  std::string text;
-  for (const auto& [name, attribute] : node.attributes) text += fmt::format(" {}={}", name, attribute_text(attribute));
-  return text;
-}
-
-// A small constant's bytes (Clip's bounds), so that equal epilogues written
-// with separate constants still compare equal; a large one by identity.
-std::string constant_text(const Graph& graph, ValueId v) {
-  const Tensor& t = *graph.values[v].initializer;
-  if (t.nbytes() > 64) return fmt::format("c{}", v);
-  std::string text = fmt::format("{}:", static_cast<int>(t.dtype()));
-  const auto* bytes = static_cast<const unsigned char*>(t.raw());
-  for (size_t i = 0; i < t.nbytes(); ++i) text += fmt::format("{:02x}", bytes[i]);
-  return text;
-}
-
-// IOS's operator merge: convolutions reading one input with the same
-// kernel, strides, padding, dilation and groups become one convolution
-// whose output channels are theirs side by side. A fusion unit qualifies
-// when its head is such a Conv with constant weights and the rest of the
-// unit is an epilogue on its output alone (an activation; no residual read
-// from outside), which the wider kernel can apply per channel.
-std::string unit_merge_key(const Graph& graph, const std::vector<NodeId>& unit) {
-  const Node& head = graph.nodes[unit[0]];
-  if (head.op_type != "Conv" || !head.domain.empty()) return "";
-  ValueId x = head.input(0), w = head.input(1), b = head.input(2);
-  if (x == kNoValue || graph.values[x].is_constant()) return "";
-  if (w == kNoValue || !graph.values[w].is_constant() || !graph.values[w].shape_is_static()) return "";
-  if (b != kNoValue && !graph.values[b].is_constant()) return "";
-  const Shape& w_shape = graph.values[w].shape;
-  std::string key = fmt::format("Conv x={} w=?x{}{}{}", x,
-                                fmt::join(std::vector<int64_t>(w_shape.begin() + std::min<size_t>(1, w_shape.size()),
-                                                               w_shape.end()),
-                                          "x"),
-                                b == kNoValue ? "" : " bias", attributes_text(head));
-  std::set<ValueId> produced_inside(head.outputs.begin(), head.outputs.end());
-  for (size_t k = 1; k < unit.size(); ++k) {
-    const Node& node = graph.nodes[unit[k]];
-    key += fmt::format(" | {}{}", node.op_type, attributes_text(node));
-    for (ValueId v : node.inputs) {
-      if (v == kNoValue)
-        key += " none";
-      else if (graph.values[v].is_constant())
-        key += " " + constant_text(graph, v);
-      else if (produced_inside.count(v))
-        key += " inside";
-      else
-        return "";  // reads another tensor (a residual): not a per-channel epilogue
-    }
-    produced_inside.insert(node.outputs.begin(), node.outputs.end());
-  }
-  return key;
 }
 
 std::vector<NodeId> merged_nodes(const Problem& problem, const std::vector<int>& units) {
@@ -475,7 +404,7 @@ Problem make_problem(const Graph& graph, const Platform& platform, int device, c
                                                        graph.nodes[nodes[0]].label(), runs->name));
     problem.alone_us.push_back(estimate.us);
     problem.demand.push_back(cost.demand(graph, nodes, *runs, estimate.us));
-    problem.merge_key.push_back(runs == &dev ? unit_merge_key(graph, nodes) : "");
+    problem.merge_key.push_back(runs == &dev ? conv_merge_key(graph, nodes) : "");
   }
 
   // As the simulator does: the device's bandwidth over the resource's, whose
@@ -770,7 +699,7 @@ class IosScheduler : public Scheduler {
     std::map<std::string, std::vector<int>> by_key;
     std::vector<std::string> order;
     for (size_t u = 0; u < units.size(); ++u) {
-      std::string key = ios::unit_merge_key(graph, units[u]);
+      std::string key = conv_merge_key(graph, units[u]);
       if (key.empty()) continue;
       auto& same = by_key[key];
       if (same.empty()) order.push_back(key);
