@@ -6,12 +6,14 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <ClpSimplex.hpp>
 #include <ClpSolve.hpp>
 #include <fmt/format.h>
 
+#include "graph/conv_merge.h"
 #include "hetsched/error.h"
 #include "plan/plan_builder.h"
 #include "sim/simulator.h"
@@ -193,10 +195,10 @@ std::vector<std::vector<int>> add_capacity(LinearProgram& lp, const Graph& graph
     add_row(terms, 1, 1);
   }
 
-  // Busy time terms per device: on its streams (both views), on its
-  // bandwidth.
+  // Busy time terms per device: on its streams (both views, and what
+  // both views share: overheads and copies), on its bandwidth.
   std::vector<std::vector<std::pair<int, double>>> compute_streams(n_devices), memory_streams(n_devices),
-      compute(n_devices), memory(n_devices);
+      common_streams(n_devices), compute(n_devices), memory(n_devices);
   for (size_t d = 0; d < n_devices; ++d)
     for (size_t n = 0; n < n_nodes; ++n) {
       int col = column[n][d];
@@ -223,11 +225,9 @@ std::vector<std::vector<int>> add_capacity(LinearProgram& lp, const Graph& graph
         used = add_column();
         for (int col : here) add_row({{col, 1.0}, {used, -1.0}}, -COIN_DBL_MAX, 0);
       }
-      compute_streams[d].emplace_back(used, overhead_us);
-      memory_streams[d].emplace_back(used, overhead_us);
+      common_streams[d].emplace_back(used, overhead_us);
     }
 
-  // The values between devices.
   std::vector<bool> roofline(n_devices, true);
   std::map<std::string, int> devices_in_space;
   for (size_t d = 0; d < n_devices; ++d) {
@@ -235,6 +235,51 @@ std::vector<std::vector<int>> add_capacity(LinearProgram& lp, const Graph& graph
     for (size_t n = 0; n < n_nodes; ++n)
       roofline[d] = roofline[d] && (!floor[n][d].runs() || floor[n][d].roofline);
   }
+
+  // Kernel by kernel: where every launch runs as its kernels one after
+  // another (a roofline device that never makes a launch one kernel), each
+  // kernel lasts at least its overheads plus the larger of its compute and
+  // its memory floors, and a kernel holds nodes of one merge class only (a
+  // fusion unit, or Conv units IOS's merge joins, conv_merge_key). So a
+  // class's nodes on d take at least the larger of their two views summed:
+  //   busy[c][d] >= sum_{n in c} x[n][d] (compute_us - share), and the same with memory_us
+  // and sum_c busy[c][d] + overheads(d) + copies(d) <= n_streams(d) T.
+  std::vector<std::vector<NodeId>> classes;
+  std::map<std::string, size_t> class_of_key;
+  for (const std::vector<NodeId>& unit : fusion) {
+    std::string key = conv_merge_key(graph, unit);
+    auto found = key.empty() ? class_of_key.end() : class_of_key.find(key);
+    size_t c = found == class_of_key.end() ? classes.size() : found->second;
+    if (c == classes.size()) {
+      if (!key.empty()) class_of_key[key] = c;
+      classes.emplace_back();
+    }
+    classes[c].insert(classes[c].end(), unit.begin(), unit.end());
+  }
+  std::vector<std::vector<std::pair<int, double>>> kernel_streams(n_devices);
+  for (size_t d = 0; d < n_devices; ++d) {
+    const PlatformDevice& device = platform.devices[d];
+    if (!roofline[d] || (device.onchip_bytes > 0 && device.is_emulated())) continue;
+    for (const std::vector<NodeId>& members : classes) {
+      LinearProgram::Terms compute_terms, memory_terms;
+      for (NodeId n : members) {
+        int col = column[n][d];
+        if (col < 0) continue;
+        const Floor& f = floor[n][d];
+        compute_terms.emplace_back(col, std::max(0.0, f.compute_us - f.overhead_share_us));
+        memory_terms.emplace_back(col, std::max(0.0, f.memory_us - f.overhead_share_us));
+      }
+      if (compute_terms.empty()) continue;
+      int busy = lp.add_column(0, COIN_DBL_MAX);
+      for (LinearProgram::Terms* terms : {&compute_terms, &memory_terms}) {
+        terms->emplace_back(busy, -1.0);
+        add_row(std::move(*terms), -COIN_DBL_MAX, 0);
+      }
+      kernel_streams[d].emplace_back(busy, 1.0);
+    }
+  }
+
+  // The values between devices.
   int host = -1;
   for (size_t d = 0; d < n_devices && host < 0; ++d)
     if (platform.devices[d].memory_space == kHostMemory) host = static_cast<int>(d);
@@ -277,19 +322,13 @@ std::vector<std::vector<int>> add_capacity(LinearProgram& lp, const Graph& graph
           if (copied < 0) copied = add_column();
           add_row({{x(c, d), 1.0}, {copied, -1.0}}, -COIN_DBL_MAX, 0);
         }
-        if (copied >= 0) {
-          compute_streams[d].emplace_back(copied, copy_us);
-          memory_streams[d].emplace_back(copied, copy_us);
-        }
+        if (copied >= 0) common_streams[d].emplace_back(copied, copy_us);
         continue;
       }
       // Graph outputs made here go to host memory on the producer's lane.
       if (graph.is_graph_output(v) && x(p, d) >= 0 && device.memory_space != kHostMemory && host >= 0) {
         double copy_us = cost.transfer(bytes, device, platform.devices[static_cast<size_t>(host)]).us;
-        if (std::isfinite(copy_us)) {
-          compute_streams[d].emplace_back(x(p, d), copy_us);
-          memory_streams[d].emplace_back(x(p, d), copy_us);
-        }
+        if (std::isfinite(copy_us)) common_streams[d].emplace_back(x(p, d), copy_us);
       }
       double per_byte_us = device.bandwidth_gbps > 0 ? 1 / (device.bandwidth_gbps * kPerMicrosecond) : 0;
       bool traffic = roofline[d] && per_byte_us > 0;
@@ -318,9 +357,7 @@ std::vector<std::vector<int>> add_capacity(LinearProgram& lp, const Graph& graph
           if (col >= 0) memory[d].emplace_back(col, bytes * per_byte_us);
       }
       if (copies && received >= 0) {
-        double copy_us = copy_in_us(bytes, d);
-        compute_streams[d].emplace_back(received, copy_us);
-        memory_streams[d].emplace_back(received, copy_us);
+        common_streams[d].emplace_back(received, copy_in_us(bytes, d));
       }
     }
   }
@@ -334,8 +371,11 @@ std::vector<std::vector<int>> add_capacity(LinearProgram& lp, const Graph& graph
   };
   std::vector<std::vector<std::pair<int, double>>> shared(static_cast<size_t>(sharing.n_resources));
   for (size_t d = 0; d < n_devices; ++d) {
-    add_capacity_row(platform.devices[d].n_streams, compute_streams[d]);
-    add_capacity_row(platform.devices[d].n_streams, memory_streams[d]);
+    for (auto* streams : {&compute_streams[d], &memory_streams[d], &kernel_streams[d]}) {
+      if (streams->empty()) continue;
+      streams->insert(streams->end(), common_streams[d].begin(), common_streams[d].end());
+      add_capacity_row(platform.devices[d].n_streams, *streams);
+    }
     add_capacity_row(1, compute[d]);
     add_capacity_row(1, memory[d]);
     if (sharing.resource_of[d] >= 0)

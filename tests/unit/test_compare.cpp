@@ -294,6 +294,38 @@ TEST(LowerBound, AFusionUnitPaysItsOverheadWholeOnEachDeviceItUses) {
   EXPECT_LT(makespan, 1.01 * bound.us);
 }
 
+TEST(LowerBound, EachKernelTakesTheLongerOfItsTwoViews) {
+  // x -> Relu -> MatMul -> y on one device without on-chip memory: the
+  // Relu is memory-bound, the MatMul compute-bound, and they are two
+  // kernels whichever launches hold them. Each view alone (and the chain,
+  // one view per device) undercounts: only kernel by kernel does the bound
+  // reach the plan.
+  Graph g;
+  ValueId x = add_float_value(g, "x", {64, 256});
+  ValueId h = add_float_value(g, "h", {64, 256});
+  ValueId w = add_float_value(g, "w", {256, 256});
+  g.values[w].initializer = Tensor(DType::kFloat32, {256, 256});
+  ValueId y = add_float_value(g, "y", {64, 256});
+  g.inputs.push_back(x);
+  g.outputs.push_back(y);
+  add_op(g, "Relu", "relu", {x}, {h});
+  add_op(g, "MatMul", "matmul", {h, w}, {y});
+  g.finalize();
+  g.annotate_costs();
+  Platform p;
+  p.name = "one";
+  p.devices = {emulated("d", 10)};
+  p.devices[0].bandwidth_gbps = 1;
+  auto cost = make_roofline_cost_model(p);
+  double relu_us = cost->launch(g, {0}, p.devices[0]).us, matmul_us = cost->launch(g, {1}, p.devices[0]).us;
+  MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+  EXPECT_LT(bound.critical_path_us, 0.9 * (relu_us + matmul_us));
+  EXPECT_NEAR(bound.capacity_us, relu_us + matmul_us, 1e-6 * matmul_us);
+  double makespan =
+      simulate(build_plan(g, p, {LaunchAssignment{{0, 1}, 0, 0, ""}}, "test", false), g, p, *cost).makespan_us;
+  EXPECT_GE(makespan, bound.us * (1 - 1e-9));
+}
+
 // relu0 -> relu1 on `fast` or `slow` (one memory space, no copies), beside
 // two Sigmoids only `fast` runs.
 Graph chain_beside_sigmoids() {

@@ -1,5 +1,6 @@
 // Cost models: roofline numbers, launch boundaries, transfers, demand, and
 // the combined model's preference for measurements.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -107,6 +108,57 @@ TEST(CostModel, FusedLaunchCountsOnlyBoundaryBytes) {
   EXPECT_NEAR(model->launch(g, {conv, relu}, slow_memory).us, 2224, 1e-6);
   // Alone, each node moves c once more: 2224 + 2048.
   EXPECT_NEAR(model->launch(g, {conv}, slow_memory).us + model->launch(g, {relu}, slow_memory).us, 4272, 1e-6);
+}
+
+// x[64,256] -> Relu -> h -> MatMul(w[256,256]) -> y: two kernels (a Relu
+// before a MatMul does not fuse), the Relu memory-bound, the MatMul
+// compute-bound.
+Graph relu_then_matmul() {
+  Graph g;
+  ValueId x = testing::add_float_value(g, "x", {64, 256});
+  ValueId h = testing::add_float_value(g, "h", {64, 256});
+  ValueId w = testing::add_float_value(g, "w", {256, 256});
+  g.values[w].initializer = Tensor(DType::kFloat32, {256, 256});
+  ValueId y = testing::add_float_value(g, "y", {64, 256});
+  testing::add_op(g, "Relu", "relu", {x}, {h});
+  testing::add_op(g, "MatMul", "matmul", {h, w}, {y});
+  g.inputs = {x};
+  g.outputs = {y};
+  g.finalize();
+  g.annotate_costs();
+  return g;
+}
+
+TEST(CostModel, ALaunchsKernelsRunOneAfterAnother) {
+  Graph g = relu_then_matmul();
+  NodeId relu = g.find_node("relu"), matmul = g.find_node("matmul");
+  Platform p;
+  auto model = make_roofline_cost_model(p);
+  PlatformDevice d = device("d", 10, 1, 5);
+  double relu_us = model->launch(g, {relu}, d).us, matmul_us = model->launch(g, {matmul}, d).us;
+  const NodeCost &r = g.nodes[relu].cost, &m = g.nodes[matmul].cost;
+  ASSERT_GT((r.bytes_read + r.bytes_written) / 1e3, r.flops / 1e4);  // the Relu memory-bound
+  ASSERT_GT(m.flops / 1e4, (m.bytes_read + m.bytes_written) / 1e3);  // the MatMul compute-bound
+  // Without on-chip memory h goes through memory: each kernel moves what
+  // it moves alone, and one's arithmetic does not hide the other's traffic.
+  double both_us = model->launch(g, {relu, matmul}, d).us;
+  EXPECT_NEAR(both_us, relu_us + matmul_us, 1e-9 * both_us);
+  double overlapped_us = 2 * 5 + std::max((r.flops + m.flops) / 1e4,
+                                          (r.bytes_read + r.bytes_written + m.bytes_read + m.bytes_written) / 1e3);
+  // (as if the Relu's traffic hid under the MatMul's arithmetic)
+  EXPECT_GT(both_us - overlapped_us, 0.9 * (r.bytes_read + r.bytes_written) / 1e3);
+  // A real core group whose caches hold h: neither kernel moves it.
+  PlatformDevice cached = d;
+  cached.kind = DeviceKind::kCpu;
+  cached.onchip_bytes = 1 << 20;
+  double h_us = g.values[g.nodes[relu].outputs[0]].nbytes() / 1e3;
+  EXPECT_NEAR(model->launch(g, {relu, matmul}, cached).us, relu_us - h_us + matmul_us, 1e-9 * both_us);
+  // An emulated accelerator holding h on chip runs both as one kernel.
+  PlatformDevice onchip = d;
+  onchip.kind = DeviceKind::kEmulated;
+  onchip.onchip_bytes = 1 << 20;
+  EXPECT_NEAR(model->launch(g, {relu, matmul}, onchip).us,
+              5 + std::max((r.flops + m.flops) / 1e4, launch_bytes(g, {relu, matmul}) / 1e3), 1e-9 * both_us);
 }
 
 TEST(CostModel, UnsupportedNodeIsInfinite) {
