@@ -42,8 +42,15 @@ struct Floor {
   // path charges on its edges instead
   double chain_memory_us = kInfinity;
   bool roofline = false;  // costed by the roofline (else measured)
+  // Always a kernel of its own (kernel_by_kernel, below): it lasts at least
+  // the longer of its two views, whatever the view of the rest.
+  bool own_kernel = false;
   bool runs() const { return std::isfinite(compute_us); }
+  // Its floor in the view lambda. With edges carrying the values (which
+  // they count in the memory view only), the mix even for a kernel of its
+  // own: the longer view could be compute, while the edge adds traffic.
   double mixed_us(double lambda, bool edges_carry_values) const {
+    if (own_kernel && !edges_carry_values) return std::max(compute_us, memory_us);
     return lambda * compute_us + (1 - lambda) * (edges_carry_values ? chain_memory_us : memory_us);
   }
 };
@@ -139,6 +146,40 @@ class LinearProgram {
   int loaded_columns_ = 0, loaded_rows_ = 0;
 };
 
+// Kernel by kernel: a roofline device that never runs a launch as one
+// kernel (no on-chip memory, or a real core group's caches) runs each
+// launch's kernels one after another, each lasting its overheads plus the
+// larger of its compute and memory floors; and a kernel holds nodes of one
+// merge class only: a fusion unit, or the Conv units IOS's merge joins
+// (conv_merge_key, which the cost model also runs as one kernel).
+struct KernelClasses {
+  std::vector<std::vector<NodeId>> classes;
+  std::vector<bool> by_kernel;  // per device
+};
+
+KernelClasses kernel_classes(const Graph& graph, const std::vector<std::vector<NodeId>>& fusion,
+                             const std::vector<std::vector<Floor>>& floor, const Platform& platform) {
+  KernelClasses kernels;
+  std::map<std::string, size_t> class_of_key;
+  for (const std::vector<NodeId>& unit : fusion) {
+    std::string key = conv_merge_key(graph, unit);
+    auto found = key.empty() ? class_of_key.end() : class_of_key.find(key);
+    size_t c = found == class_of_key.end() ? kernels.classes.size() : found->second;
+    if (c == kernels.classes.size()) {
+      if (!key.empty()) class_of_key[key] = c;
+      kernels.classes.emplace_back();
+    }
+    kernels.classes[c].insert(kernels.classes[c].end(), unit.begin(), unit.end());
+  }
+  for (size_t d = 0; d < platform.devices.size(); ++d) {
+    const PlatformDevice& device = platform.devices[d];
+    bool by_kernel = !(device.onchip_bytes > 0 && device.is_emulated());
+    for (size_t n = 0; n < floor.size() && by_kernel; ++n) by_kernel = !floor[n][d].runs() || floor[n][d].roofline;
+    kernels.by_kernel.push_back(by_kernel);
+  }
+  return kernels;
+}
+
 // min T subject to: every node split over the devices that run it
 // (sum_d x[n][d] = 1, x >= 0), and every resource busy at most T:
 //   streams of d:     sum_n x[n][d] (compute_us[n][d] - share[n][d]) + overheads(d) + copies(d) <= n_streams(d) T
@@ -175,7 +216,8 @@ class LinearProgram {
 // where d does not run n).
 std::vector<std::vector<int>> add_capacity(LinearProgram& lp, const Graph& graph,
                                            const std::vector<std::vector<Floor>>& floor,
-                                           const std::vector<std::vector<NodeId>>& fusion, const Platform& platform,
+                                           const std::vector<std::vector<NodeId>>& fusion,
+                                           const KernelClasses& kernels, const Platform& platform,
                                            const CostModel& cost) {
   size_t n_nodes = floor.size(), n_devices = platform.devices.size();
   ResourceSharing sharing = resource_sharing(platform);
@@ -236,31 +278,23 @@ std::vector<std::vector<int>> add_capacity(LinearProgram& lp, const Graph& graph
       roofline[d] = roofline[d] && (!floor[n][d].runs() || floor[n][d].roofline);
   }
 
-  // Kernel by kernel: where every launch runs as its kernels one after
-  // another (a roofline device that never makes a launch one kernel), each
-  // kernel lasts at least its overheads plus the larger of its compute and
-  // its memory floors, and a kernel holds nodes of one merge class only (a
-  // fusion unit, or Conv units IOS's merge joins, conv_merge_key). So a
-  // class's nodes on d take at least the larger of their two views summed:
-  //   busy[c][d] >= sum_{n in c} x[n][d] (compute_us - share), and the same with memory_us
-  // and sum_c busy[c][d] + overheads(d) + copies(d) <= n_streams(d) T.
-  std::vector<std::vector<NodeId>> classes;
-  std::map<std::string, size_t> class_of_key;
-  for (const std::vector<NodeId>& unit : fusion) {
-    std::string key = conv_merge_key(graph, unit);
-    auto found = key.empty() ? class_of_key.end() : class_of_key.find(key);
-    size_t c = found == class_of_key.end() ? classes.size() : found->second;
-    if (c == classes.size()) {
-      if (!key.empty()) class_of_key[key] = c;
-      classes.emplace_back();
-    }
-    classes[c].insert(classes[c].end(), unit.begin(), unit.end());
-  }
+  // Kernel by kernel (see KernelClasses): a class's nodes on d take at
+  // least the larger of their two views summed, so with
+  //   busy[c][d] >= sum_{n in c} x[n][d] (compute_us - share), and the same with memory_us,
+  //   sum_c busy[c][d] + overheads(d) + copies(d) <= n_streams(d) T
+  // (a class of one node needs no busy column: x[n][d] max(...)).
   std::vector<std::vector<std::pair<int, double>>> kernel_streams(n_devices);
   for (size_t d = 0; d < n_devices; ++d) {
-    const PlatformDevice& device = platform.devices[d];
-    if (!roofline[d] || (device.onchip_bytes > 0 && device.is_emulated())) continue;
-    for (const std::vector<NodeId>& members : classes) {
+    if (!kernels.by_kernel[d]) continue;
+    for (const std::vector<NodeId>& members : kernels.classes) {
+      if (members.size() == 1) {
+        NodeId n = members[0];
+        const Floor& f = floor[n][d];
+        if (column[n][d] >= 0)
+          kernel_streams[d].emplace_back(column[n][d],
+                                         std::max(0.0, std::max(f.compute_us, f.memory_us) - f.overhead_share_us));
+        continue;
+      }
       LinearProgram::Terms compute_terms, memory_terms;
       for (NodeId n : members) {
         int col = column[n][d];
@@ -886,11 +920,16 @@ MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& plat
                                                        platform.name, graph.nodes[n].name, graph.nodes[n].op_type));
   }
 
+  KernelClasses kernels = kernel_classes(graph, fusion, floor, platform);
+  for (const std::vector<NodeId>& members : kernels.classes)
+    if (members.size() == 1)
+      for (size_t d = 0; d < n_devices; ++d) floor[members[0]][d].own_kernel = kernels.by_kernel[d];
+
   MakespanLowerBound bound;
   Chains chain_graph = chains(graph, floor, fusion_unit_of, platform, cost);
   bound.critical_path_us = critical_path_us(floor, chain_graph);
   LinearProgram lp;
-  std::vector<std::vector<int>> x = add_capacity(lp, graph, floor, fusion, platform, cost);
+  std::vector<std::vector<int>> x = add_capacity(lp, graph, floor, fusion, kernels, platform, cost);
   bound.capacity_us = *lp.solve("capacity", LinearProgram::Method::kDualSimplex);
   add_chains(lp, x, floor, chain_graph, false);
   // The combined LP holds the capacity rows, so the capacity bound stands
