@@ -24,16 +24,16 @@
 //      spent.
 // Steps 2 and 3 change how nodes are grouped into launches, not only where
 // launches go: the schedulers of step 1 launch fusion units (or their own
-// partitions) one by one, each paying its device's launch overhead and
-// keeping compute-bound and memory-bound work apart. The roofline cost
-// model charges a launch of several kernels the launch overhead once per
-// kernel, or once in all on an emulated accelerator whose on-chip memory
-// holds the values between them, plus max(FLOPs / peak, bytes / bandwidth)
-// over the whole launch (an emulated device's executor holds the launch to
-// that time; on a real CPU device the nodes run one after another, and the
-// combined model sums their measurements, so joins gain nothing there
-// unless measured). On cpu-dsa this took RandWire from 0.563 to 0.204 ms
-// (simulated).
+// partitions) one by one, each paying its device's launch overhead. The
+// roofline cost model runs a launch on an emulated accelerator whose
+// on-chip memory holds the values between its kernels as one kernel: one
+// overhead and one max(FLOPs / peak, bytes / bandwidth) over the whole
+// launch (the emulated device's executor holds the launch to that time).
+// Elsewhere a launch's kernels run one after another, and a join saves
+// only what the caches keep and the events between launches (on a real
+// CPU device the combined model sums the nodes' measurements, so joins
+// gain nothing there unless measured). On cpu-dsa this took RandWire from
+// 0.563 to 0.204 ms (simulated).
 // So the plan is never predicted slower than any scheduler it ran nor than
 // the best single device. (Checking the choice by measurement needs the real
 // devices: Session does that, see session.h.)

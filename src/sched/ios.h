@@ -9,9 +9,10 @@
 //     components of the stage's own subgraph; each group runs one unit after
 //     another on one stream, the groups on different streams, all at once;
 //   - merge: Conv units reading the same input with the same attributes and
-//     epilogue, run as ONE launch in place of IOS's wider convolution: the
-//     shared input is read once (launch_bytes counts it once), but the
-//     convolutions stay separate kernels, each paying its launch overhead.
+//     epilogue (conv_merge_key), run as ONE launch that the cost model
+//     charges as IOS's wider convolution (one roofline over all of them,
+//     the shared input read once), though the CPU backend runs each
+//     convolution as its own kernel, each paying its launch overhead.
 // IOS's search: cost[S] for S a set of units closed under predecessors (what
 // has run after some stages) is the least over the endings E of S (E closed
 // under successors within S; E is S's last stage) of cost[S - E] +

@@ -2,13 +2,17 @@
 // a cost model: what `compare` measures every scheduler against.
 //
 // It holds for any grouping of nodes into launches, and for the copies
-// build_plan adds. A roofline launch takes its overheads (one per kernel)
-// plus max(FLOPs / peak, bytes / bandwidth) over all its nodes, where its
-// bytes are launch_bytes and the values spilled between its kernels; so any
-// mix lambda * FLOPs / peak + (1 - lambda) * bytes / bandwidth of a launch's
-// nodes, lambda in [0, 1], is at most its duration. Each node gets a floor
-// in two views, compute (lambda = 1) and memory (lambda = 0), never more
-// than the cost model's estimate for it alone:
+// build_plan adds. A roofline launch runs its kernels one after another,
+// each its overheads plus max(FLOPs / peak, bytes / bandwidth) of its own
+// nodes (where its bytes are what crosses its edge, spilled values
+// included), or, on an emulated device whose chip holds the values between
+// them, all as one kernel; so any mix lambda * FLOPs / peak + (1 - lambda)
+// * bytes / bandwidth of a launch's nodes, lambda in [0, 1], is at most its
+// duration — and, where launches run kernel by kernel (a roofline device
+// that never makes a launch one kernel), each kernel's nodes may take
+// their own lambda. Each node gets a floor in two views, compute
+// (lambda = 1) and memory (lambda = 0), never more than the cost model's
+// estimate for it alone:
 //  - overhead: on a device without on-chip memory, or a real one (each
 //    kernel pays one, and a kernel is at most a fusion unit), the launch
 //    overhead shared by the unit's nodes the device runs; none on an
@@ -29,6 +33,12 @@
 //  - on a measured device: its fusion unit's measured time shared by the
 //    unit's nodes' work, in both views — a launch measured as one could,
 //    in principle, take less.
+// Kernel by kernel, a kernel holds nodes of one merge class only: a fusion
+// unit, or the Conv units IOS's merge joins (conv_merge_key). A node alone
+// in its class takes the longer of its two views wherever a view is taken
+// (but on chains whose edges carry the values: those count in the memory
+// view only), and the capacity LP counts each class's nodes on a device at
+// the larger of their two views summed.
 // Three bounds, the largest wins:
 //  - critical path: the longest chain of nodes, each on any device, every
 //    device free, with the hand-overs and copies between devices along it
@@ -43,14 +53,15 @@
 //  - capacity (an LP relaxation, solved with COIN-OR Clp): the smallest T
 //    such that the nodes can be split fractionally over the devices with no
 //    resource busy for longer than T. The resources are each device's
-//    streams (every launch and copy takes a lane; both views), and those
+//    streams (every launch and copy takes a lane; both views, and kernel
+//    by kernel where launches run so), and those
 //    the simulator shares (simulator.h): each device's compute (FLOPs at
 //    peak) and bandwidth, and each SharedResource's bandwidth, which count
 //    only what a launch's demand counts (launch_bytes: external bytes, and
 //    values between devices, whose producer writes and reader reads them;
 //    not spills). On the streams a fusion unit's overhead counts whole on
 //    each device holding any part of it, not shared by its nodes (a
-//    kernel holds at most one unit). A value reaching a device alone in
+//    unit in a kernel pays one overhead, however few of its nodes are there). A value reaching a device alone in
 //    its memory space from another one is a copy on that device's lanes
 //    (build_plan copies on the reading lane; a graph output leaves on its
 //    producer's).
