@@ -42,7 +42,7 @@ struct Floor {
   // path charges on its edges instead
   double chain_memory_us = kInfinity;
   bool roofline = false;  // costed by the roofline (else measured)
-  // Always a kernel of its own (kernel_by_kernel, below): it lasts at least
+  // Always a kernel of its own (KernelClasses, below): it lasts at least
   // the longer of its two views, whatever the view of the rest.
   bool own_kernel = false;
   bool runs() const { return std::isfinite(compute_us); }
