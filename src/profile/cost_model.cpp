@@ -64,13 +64,20 @@ LaunchShape launch_shape(const Graph& graph, const std::vector<NodeId>& nodes, c
   auto inside = [&](NodeId id) { return std::binary_search(members.begin(), members.end(), id); };
   std::map<NodeId, size_t> kernel_of;
   std::map<std::string, size_t> merged;  // conv_merge_key -> its kernel
+  // Only Convs reading a value another Conv of the launch reads can merge:
+  // the keys (strings) are built for those alone.
+  std::map<ValueId, int> conv_readers;
+  for (NodeId id : members)
+    if (graph.nodes[id].op_type == "Conv" && !graph.nodes[id].inputs.empty()) ++conv_readers[graph.nodes[id].inputs[0]];
   LaunchShape shape;
   for (NodeId id : members) {
     if (kernel_of.count(id)) continue;
     std::vector<NodeId> group = cpu::fusion_group(graph, id);
     bool whole = std::all_of(group.begin(), group.end(), [&](NodeId n) { return inside(n) && !kernel_of.count(n); });
     if (!whole) group = {id};
-    std::string key = whole ? conv_merge_key(graph, group) : "";
+    const Node& head = graph.nodes[group[0]];
+    bool may_merge = whole && head.op_type == "Conv" && !head.inputs.empty() && conv_readers[head.inputs[0]] > 1;
+    std::string key = may_merge ? conv_merge_key(graph, group) : "";
     auto into = key.empty() ? merged.end() : merged.find(key);
     size_t k = into == merged.end() ? shape.kernels.size() : into->second;
     if (k == shape.kernels.size()) {
@@ -195,6 +202,8 @@ class CombinedCostModel : public RooflineCostModel {
   Estimate launch(const Graph& graph, const std::vector<NodeId>& nodes,
                   const PlatformDevice& device) const override {
     if (!device_supports_all(graph, nodes, device)) return {kInfinity, CostSource::kRoofline};
+    // Emulated devices are never profiled: no signature to build and look up.
+    if (device.is_emulated()) return roofline_launch(graph, nodes, device);
     if (auto whole = measurement(device.signature, op_signature(graph, nodes)))
       return {whole->median_us, CostSource::kMeasured};
     if (nodes.size() > 1) {
@@ -217,7 +226,7 @@ class CombinedCostModel : public RooflineCostModel {
   // other parts, so summing them says nothing about this launch's overlap.
   std::optional<double> corun_us(const Graph& graph, const std::vector<NodeId>& nodes,
                                  const PlatformDevice& device) const override {
-    if (nodes.empty() || !device_supports_all(graph, nodes, device)) return std::nullopt;
+    if (nodes.empty() || device.is_emulated() || !device_supports_all(graph, nodes, device)) return std::nullopt;
     auto corun = measurement(device.signature, op_signature(graph, nodes) + "|corun");
     if (!corun) return std::nullopt;
     return corun->median_us;
