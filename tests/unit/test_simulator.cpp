@@ -264,9 +264,10 @@ TEST(Simulator, LaunchesOnOverlappingDevicesRunOneAtATime) {
   EXPECT_NEAR(r.makespan_us, 200, 1e-6);
   for (const TraceEvent& x : r.trace.events)
     for (const TraceEvent& y : r.trace.events)
-      if (x.category == "launch" && y.category == "launch" && x.device == 2 && y.device != 2)
+      if (x.category == "launch" && y.category == "launch" && x.device == 2 && y.device != 2) {
         EXPECT_GE(std::max(x.start_us, y.start_us), std::min(x.start_us + x.duration_us, y.start_us + y.duration_us))
             << x.name << " overlaps " << y.name;
+      }
   // The same devices, nothing overlapping: all three at once.
   Platform disjoint = p;
   for (PlatformDevice& d : disjoint.devices) d.overlaps.clear();
