@@ -563,6 +563,10 @@ struct Chains {
   std::vector<std::vector<Edge>> edges_into;  // per node, in a topological order of the nodes
   std::vector<bool> has_successor;
   std::vector<std::vector<double>> in_us, out_us;  // [n][d]: its graph inputs from, its outputs to host memory
+  // [d]: the launch overhead of a device whose launches may each be one
+  // kernel (an emulated one with on-chip memory: its floors carry none),
+  // which every launch a chain enters there pays once; 0 elsewhere.
+  std::vector<double> entry_us;
 };
 
 Chains chains(const Graph& graph, const std::vector<std::vector<Floor>>& floor, const std::vector<int>& fusion_unit_of,
@@ -581,6 +585,8 @@ Chains chains(const Graph& graph, const std::vector<std::vector<Floor>>& floor, 
   chains.has_successor.assign(n_nodes, false);
   chains.in_us.assign(n_nodes, std::vector<double>(n_devices, 0));
   chains.out_us.assign(n_nodes, std::vector<double>(n_devices, 0));
+  for (const PlatformDevice& device : platform.devices)
+    chains.entry_us.push_back(device.onchip_bytes > 0 && device.is_emulated() ? device.launch_overhead_us : 0.0);
   for (size_t n = 0; n < n_nodes; ++n) {
     const Node& node = graph.nodes[n];
     std::vector<ValueId> inputs;
@@ -664,6 +670,14 @@ Chains chains(const Graph& graph, const std::vector<std::vector<Floor>>& floor, 
 //    since the values it keeps on chip are at most onchip_bytes;
 //  - within a fusion unit (maybe one kernel), or on a device whose
 //    caches may keep it, nothing.
+// And a third count, as the second but for the on-chip devices (emulated,
+// with on-chip memory, whose floors carry no overhead): the chain pays such
+// a device's launch overhead where it starts there or enters it from
+// another device, and nothing on its edges within the device. A launch the
+// chain enters cannot start before the value it enters with is there, and
+// lasts at least its overhead plus the chain's floors inside it; the
+// on-chip shares the second count charges within it are at most that
+// overhead, so either count alone holds, not both added.
 double critical_path_us(const std::vector<std::vector<Floor>>& floor, const Chains& chains) {
   size_t n_nodes = floor.size(), n_devices = n_nodes > 0 ? floor[0].size() : 0;
   // Each device may take its own mix; every combination of the mixes below
@@ -677,8 +691,9 @@ double critical_path_us(const std::vector<std::vector<Floor>>& floor, const Chai
   double critical_path = 0;
   std::vector<std::vector<double>> finish(n_nodes, std::vector<double>(n_devices, kInfinity));
   std::vector<double> lambda(n_devices);
-  for (size_t combination = 0; combination < 2 * n_combinations; ++combination) {
+  for (size_t combination = 0; combination < 3 * n_combinations; ++combination) {
     bool edges_carry_values = combination >= n_combinations;
+    bool entries_pay = combination >= 2 * n_combinations;
     for (size_t d = 0, rest = combination % n_combinations; d < n_devices; ++d) {
       lambda[d] = kMixes[rest % kMixes.size()];
       if (n_devices <= kMaxCombinedDevices) rest /= kMixes.size();
@@ -689,15 +704,19 @@ double critical_path_us(const std::vector<std::vector<Floor>>& floor, const Chai
       for (size_t d = 0; d < n_devices; ++d) {
         finish[n][d] = kInfinity;
         if (!floor[n][d].runs()) continue;
-        double ready = chains.in_us[n][d];
+        double entry_us = entries_pay ? chains.entry_us[d] : 0;
+        double ready = chains.in_us[n][d] + entry_us;
         for (const Edge& edge : chains.edges_into[n]) {
           double earliest = kInfinity;
           const std::vector<double>& before = finish[static_cast<size_t>(edge.from)];
           for (size_t from = 0; from < n_devices; ++from) {
             double edge_us = edge.transfer_us[from][d];
-            if (edges_carry_values)
-              edge_us += from == d ? std::min(edge.same_chip_us[d], (1 - lambda[d]) * edge.same_memory_us[d])
-                                   : (1 - lambda[from]) * edge.write_us[from] + (1 - lambda[d]) * edge.read_us[d];
+            if (from != d)
+              edge_us += entry_us;
+            if (edges_carry_values && from == d && entry_us == 0)
+              edge_us += std::min(edge.same_chip_us[d], (1 - lambda[d]) * edge.same_memory_us[d]);
+            else if (edges_carry_values && from != d)
+              edge_us += (1 - lambda[from]) * edge.write_us[from] + (1 - lambda[d]) * edge.read_us[d];
             earliest = std::min(earliest, before[from] + edge_us);
           }
           ready = std::max(ready, earliest);

@@ -45,11 +45,15 @@
 //    (graph inputs start and outputs end in host memory). Each device takes
 //    its own mix of the two views (every combination of lambda in {0, 1/4,
 //    1/2, 3/4, 1} for up to three devices, one common lambda beyond), and
-//    the chain is counted two ways: nodes at their floors; or nodes without
+//    the chain is counted three ways: nodes at their floors; or nodes without
 //    the values between fusion units, and each edge of the chain with the
 //    whole values it passes (written and read, or spilled, or on chip as
 //    above; nothing within one fusion unit), since one chain passes a
-//    value once.
+//    value once; or as that, but on an emulated device with on-chip memory
+//    the chain pays the launch overhead wherever it starts there or enters
+//    from another device, and nothing on its edges within the device (a
+//    launch it enters starts after the value it enters with, and its
+//    overhead is in no node's floor).
 //  - capacity (an LP relaxation, solved with COIN-OR Clp): the smallest T
 //    such that the nodes can be split fractionally over the devices with no
 //    resource busy for longer than T. The resources are each device's
@@ -61,8 +65,9 @@
 //    values between devices, whose producer writes and reader reads them;
 //    not spills). On the streams a fusion unit's overhead counts whole on
 //    each device holding any part of it, not shared by its nodes (a
-//    unit in a kernel pays one overhead, however few of its nodes are there). A value reaching a device alone in
-//    its memory space from another one is a copy on that device's lanes
+//    unit in a kernel pays one overhead, however few of its nodes are
+//    there). A value reaching a device alone in its memory space from
+//    another one is a copy on that device's lanes
 //    (build_plan copies on the reading lane; a graph output leaves on its
 //    producer's).
 //  - combined (the same LP, solved again with the chains added): the

@@ -181,6 +181,43 @@ TEST(LowerBound, OnChipLaunchesHoldSoMuchBetweenTheirKernels) {
   EXPECT_LT(best, 1.5 * bound.us);
 }
 
+TEST(LowerBound, AChainPaysAnOverheadForEachLaunchItEntersOnTheChip) {
+  // Relu -> Sigmoid -> Relu -> Sigmoid -> Relu, the Relus only on `dsa`
+  // (on-chip memory: a launch is one kernel, its overhead in no node's
+  // floor) and the Sigmoids only on `cpu`: each Relu is a launch of its
+  // own on `dsa`, after a Sigmoid on `cpu`, so the chain pays three
+  // overheads however the nodes are grouped.
+  constexpr int kRelus = 3;
+  constexpr double kOverheadUs = 100;
+  Graph g;
+  ValueId v = add_float_value(g, "x", {1, 1024});
+  g.inputs.push_back(v);
+  for (int i = 0; i < 2 * kRelus - 1; ++i) {
+    ValueId next = add_float_value(g, "v" + std::to_string(i), {1, 1024});
+    add_op(g, i % 2 == 0 ? "Relu" : "Sigmoid", "n" + std::to_string(i), {v}, {next});
+    v = next;
+  }
+  g.outputs.push_back(v);
+  g.finalize();
+  g.annotate_costs();
+  Platform p;
+  p.name = "chip+cpu";
+  p.devices = {emulated("dsa", 1000), emulated("cpu", 1000)};
+  p.devices[0].ops = {"Relu"};
+  p.devices[0].launch_overhead_us = kOverheadUs;
+  p.devices[0].onchip_bytes = 1 << 20;
+  p.devices[1].ops = {"Sigmoid"};
+  auto cost = make_roofline_cost_model(p);
+  MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+  EXPECT_GE(bound.critical_path_us, kRelus * kOverheadUs);
+  std::vector<LaunchAssignment> launches;
+  for (NodeId id = 0; id < static_cast<NodeId>(g.nodes.size()); ++id)
+    launches.push_back(LaunchAssignment{{id}, id % 2 == 0 ? 0 : 1, 0, ""});
+  double makespan = simulate(build_plan(g, p, launches, "test", false), g, p, *cost).makespan_us;
+  EXPECT_GE(makespan, bound.us * (1 - 1e-9));
+  EXPECT_LT(makespan, 1.05 * bound.us);
+}
+
 TEST(LowerBound, CopiesIntoAnotherMemorySpaceTakeTheReadingLane) {
   // Pairs Sigmoid -> Relu where only the host device runs Sigmoid and only
   // the accelerator, in its own memory, runs Relu: every Sigmoid output is
