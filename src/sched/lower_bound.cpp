@@ -569,6 +569,31 @@ struct Chains {
   std::vector<double> entry_us;
 };
 
+// The three ways a chain is counted (critical_path_us says why each holds).
+enum class ChainCount {
+  kFloors,   // nodes at their floors, edges their copies and hand-overs
+  kCarried,  // nodes without the values between fusion units, edges with them
+  kEntries,  // kCarried, but on-chip devices paid per launch entered
+};
+
+// What edge p -> n costs at least with p on device a (in view lambda_a)
+// and n on b (lambda_b), besides the nodes' floors.
+double edge_cost_us(const Edge& edge, const Chains& chains, size_t a, size_t b, double lambda_a, double lambda_b,
+                    ChainCount count) {
+  double us = edge.transfer_us[a][b];
+  if (count == ChainCount::kFloors) return us;
+  double entry_us = count == ChainCount::kEntries ? chains.entry_us[b] : 0;
+  if (a != b) return us + (1 - lambda_a) * edge.write_us[a] + (1 - lambda_b) * edge.read_us[b] + entry_us;
+  if (entry_us > 0) return us;
+  return us + std::min(edge.same_chip_us[a], (1 - lambda_a) * edge.same_memory_us[a]);
+}
+
+// Where a chain may start on device d: after n's graph inputs reach it,
+// and for kEntries, with d's launch overhead paid.
+double start_us(const Chains& chains, size_t n, size_t d, ChainCount count) {
+  return chains.in_us[n][d] + (count == ChainCount::kEntries ? chains.entry_us[d] : 0);
+}
+
 Chains chains(const Graph& graph, const std::vector<std::vector<Floor>>& floor, const std::vector<int>& fusion_unit_of,
               const Platform& platform, const CostModel& cost) {
   size_t n_nodes = graph.nodes.size(), n_devices = platform.devices.size();
@@ -692,8 +717,7 @@ double critical_path_us(const std::vector<std::vector<Floor>>& floor, const Chai
   std::vector<std::vector<double>> finish(n_nodes, std::vector<double>(n_devices, kInfinity));
   std::vector<double> lambda(n_devices);
   for (size_t combination = 0; combination < 3 * n_combinations; ++combination) {
-    bool edges_carry_values = combination >= n_combinations;
-    bool entries_pay = combination >= 2 * n_combinations;
+    auto count = static_cast<ChainCount>(combination / n_combinations);
     for (size_t d = 0, rest = combination % n_combinations; d < n_devices; ++d) {
       lambda[d] = kMixes[rest % kMixes.size()];
       if (n_devices <= kMaxCombinedDevices) rest /= kMixes.size();
@@ -704,24 +728,16 @@ double critical_path_us(const std::vector<std::vector<Floor>>& floor, const Chai
       for (size_t d = 0; d < n_devices; ++d) {
         finish[n][d] = kInfinity;
         if (!floor[n][d].runs()) continue;
-        double entry_us = entries_pay ? chains.entry_us[d] : 0;
-        double ready = chains.in_us[n][d] + entry_us;
+        double ready = start_us(chains, n, d, count);
         for (const Edge& edge : chains.edges_into[n]) {
           double earliest = kInfinity;
           const std::vector<double>& before = finish[static_cast<size_t>(edge.from)];
-          for (size_t from = 0; from < n_devices; ++from) {
-            double edge_us = edge.transfer_us[from][d];
-            if (from != d)
-              edge_us += entry_us;
-            if (edges_carry_values && from == d && entry_us == 0)
-              edge_us += std::min(edge.same_chip_us[d], (1 - lambda[d]) * edge.same_memory_us[d]);
-            else if (edges_carry_values && from != d)
-              edge_us += (1 - lambda[from]) * edge.write_us[from] + (1 - lambda[d]) * edge.read_us[d];
-            earliest = std::min(earliest, before[from] + edge_us);
-          }
+          for (size_t from = 0; from < n_devices; ++from)
+            earliest = std::min(earliest, before[from] + edge_cost_us(edge, chains, from, d, lambda[from], lambda[d],
+                                                                      count));
           ready = std::max(ready, earliest);
         }
-        finish[n][d] = ready + floor[n][d].mixed_us(lambda[d], edges_carry_values);
+        finish[n][d] = ready + floor[n][d].mixed_us(lambda[d], count != ChainCount::kFloors);
         best_end = std::min(best_end, finish[n][d] + chains.out_us[n][d]);
       }
       longest = std::max(longest, best_end);
@@ -763,17 +779,21 @@ std::vector<std::vector<double>> chain_views(size_t n_devices) {
 // With p on a and n on b != a, sent[e][a] = received[e][b] = 1 and both
 // are at most transfer_us[a][b]; with both on one device, all are 0.
 //
-// With `carry`, the views count each edge with the values it passes
-// instead (critical_path_us's second count): floors without the values
+// With ChainCount::kCarried, the views count each edge with the values it
+// passes instead (critical_path_us's second count): floors without the values
 // between fusion units (chain_memory_us), and an edge's delay at least its
 // least cost on either side, cost[a][b] with p on a and n on b as the
 // critical path counts it:
 //   delay[e] >= sum_a x[p][a] least[a] + sum_a sent[e][a] (least_other[a] - least[a])
 // least[a] = min_b cost[a][b], least_other[a] = min_{b != a} cost[a][b]
 // (for a plan, least[a] or least_other[a]: at most cost[a][b]); and the
-// same with the reader's device.
+// same with the reader's device. ChainCount::kEntries counts as the
+// critical path's third count: as kCarried, with an on-chip device's
+// launch overhead in each edge entering it from another device (none on
+// its edges within it) and in the start of each node there.
 void add_chains(LinearProgram& lp, const std::vector<std::vector<int>>& x,
-                const std::vector<std::vector<Floor>>& floor, const Chains& chains, bool carry) {
+                const std::vector<std::vector<Floor>>& floor, const Chains& chains, ChainCount count) {
+  bool carry = count != ChainCount::kFloors;
   size_t n_nodes = floor.size(), n_devices = n_nodes > 0 ? floor[0].size() : 0;
   const double kUnbounded = COIN_DBL_MAX;
   // Each edge's delay column (-1 where it is never more than 0).
@@ -833,12 +853,9 @@ void add_chains(LinearProgram& lp, const std::vector<std::vector<int>>& x,
     return column;
   };
   for (const std::vector<double>& lambda : chain_views(n_devices)) {
-    // What edge e = p -> n costs at least with p on a and n on b
-    // (critical_path_us's second count).
+    // What edge e = p -> n costs at least with p on a and n on b.
     auto edge_cost = [&](const Edge& edge, size_t a, size_t b) {
-      return edge.transfer_us[a][b] +
-             (a == b ? std::min(edge.same_chip_us[a], (1 - lambda[a]) * edge.same_memory_us[a])
-                     : (1 - lambda[a]) * edge.write_us[a] + (1 - lambda[b]) * edge.read_us[b]);
+      return edge_cost_us(edge, chains, a, b, lambda[a], lambda[b], count);
     };
     // For each side (the producer's device, or the reader's): the delay is
     // at least sum_a x[p][a] least_a + sum_a sent[e][a] (least_other_a -
@@ -891,9 +908,10 @@ void add_chains(LinearProgram& lp, const std::vector<std::vector<int>>& x,
     };
     for (size_t n = 0; n < n_nodes; ++n) {
       LinearProgram::Terms ready{{start[n], 1.0}};
-      for (size_t d = 0; d < n_devices; ++d)
-        if (x[n][d] >= 0 && chains.in_us[n][d] > 0 && std::isfinite(chains.in_us[n][d]))
-          ready.emplace_back(x[n][d], -chains.in_us[n][d]);
+      for (size_t d = 0; d < n_devices; ++d) {
+        double us = start_us(chains, n, d, count);
+        if (x[n][d] >= 0 && us > 0 && std::isfinite(us)) ready.emplace_back(x[n][d], -us);
+      }
       if (ready.size() > 1) lp.add_row(std::move(ready), 0, kUnbounded);
       for (size_t e = 0; e < chains.edges_into[n].size(); ++e) {
         size_t p = static_cast<size_t>(chains.edges_into[n][e].from);
@@ -950,7 +968,7 @@ MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& plat
   LinearProgram lp;
   std::vector<std::vector<int>> x = add_capacity(lp, graph, floor, fusion, kernels, platform, cost);
   bound.capacity_us = *lp.solve("capacity", LinearProgram::Method::kDualSimplex);
-  add_chains(lp, x, floor, chain_graph, false);
+  add_chains(lp, x, floor, chain_graph, ChainCount::kFloors);
   // The combined LP holds the capacity rows, so the capacity bound stands
   // in for it where Clp takes too long (a valid bound, only looser).
   std::optional<double> combined = lp.solve("combined", LinearProgram::Method::kBarrier, kCombinedSeconds);
@@ -959,9 +977,17 @@ MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& plat
   // the graph is small enough (bert, 399 nodes: 2 s more; nasnet, 723
   // nodes: 8 s); it holds the rows above, so it is never less.
   if (combined && n_nodes <= kMaxCarryingNodes) {
-    add_chains(lp, x, floor, chain_graph, true);
+    add_chains(lp, x, floor, chain_graph, ChainCount::kCarried);
     std::optional<double> carrying = lp.solve("combined", LinearProgram::Method::kBarrier, kCombinedSeconds);
     if (carrying) bound.combined_us = std::max(bound.combined_us, *carrying);
+    // And with the on-chip devices' launches paid as the chains enter them,
+    // where there are such devices.
+    bool on_chip = std::any_of(chain_graph.entry_us.begin(), chain_graph.entry_us.end(), [](double us) { return us > 0; });
+    if (carrying && on_chip) {
+      add_chains(lp, x, floor, chain_graph, ChainCount::kEntries);
+      std::optional<double> entering = lp.solve("combined", LinearProgram::Method::kBarrier, kCombinedSeconds);
+      if (entering) bound.combined_us = std::max(bound.combined_us, *entering);
+    }
   }
   bound.us = std::max({bound.critical_path_us, bound.capacity_us, bound.combined_us});
   return bound;

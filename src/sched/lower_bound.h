@@ -99,11 +99,14 @@
 //    producer's device fixed, and again with the reader's — linearised as
 //    sum_a (x[p][a] least[a] + sent[e][a] (least_other[a] - least[a])),
 //    least_other[a] the least with the reader elsewhere; for a plan, at
-//    most the edge's cost. It does not mix views within a device (the
+//    most the edge's cost. Where a device keeps launches on chip, a third
+//    time, as the critical path's third count (each start there and each
+//    edge entering it from another device with its launch overhead). It
+//    does not mix views within a device (the
 //    critical path tries quarters), so it need not reach the critical
 //    path; hence the max of all three. Where Clp takes more than 10 s of
 //    CPU time on it, the capacity bound (whose rows it holds) stands in
-//    for it, or the first solution for the second.
+//    for it, or the last solution for the next.
 #pragma once
 
 #include "hetsched/cost_model.h"
