@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <optional>
@@ -180,6 +181,52 @@ KernelClasses kernel_classes(const Graph& graph, const std::vector<std::vector<N
   return kernels;
 }
 
+// The graph cut at its cut nodes: a node every other node is an ancestor
+// or a descendant of (a Concat closing an inception block, a residual Add,
+// a LayerNorm between two transformer layers). Returns a segment per node,
+// in order: the nodes before the first cut node, that cut node, the nodes
+// between it and the next, and so on. No launch holds nodes of two
+// segments without the cut node between them (one of them would wait for
+// the other), so the launches holding only one segment's nodes run in that
+// segment's own window of time, and those windows and the launches holding
+// cut nodes never overlap.
+std::vector<int> cut_segments(const Graph& graph) {
+  size_t n_nodes = graph.nodes.size(), words = n_nodes / 64 + 1;
+  auto has = [](const std::vector<uint64_t>& set, size_t n) { return (set[n / 64] >> (n % 64) & 1u) != 0; };
+  auto add = [](std::vector<uint64_t>& set, size_t n) { set[n / 64] |= uint64_t{1} << (n % 64); };
+  auto size_of = [](const std::vector<uint64_t>& set) {
+    size_t count = 0;
+    for (uint64_t word : set) count += static_cast<size_t>(__builtin_popcountll(word));
+    return count;
+  };
+  // Node ids are a topological order.
+  std::vector<std::vector<uint64_t>> ancestors(n_nodes, std::vector<uint64_t>(words, 0));
+  std::vector<size_t> n_descendants(n_nodes, 0);
+  for (size_t n = 0; n < n_nodes; ++n)
+    for (ValueId v : graph.nodes[n].inputs) {
+      if (v == kNoValue || graph.values[v].producer == kNoNode) continue;
+      auto p = static_cast<size_t>(graph.values[v].producer);
+      add(ancestors[n], p);
+      for (size_t w = 0; w < words; ++w) ancestors[n][w] |= ancestors[p][w];
+    }
+  for (size_t n = 0; n < n_nodes; ++n)
+    for (size_t a = 0; a < n_nodes; ++a)
+      if (has(ancestors[n], a)) ++n_descendants[a];
+  std::vector<size_t> cuts;
+  for (size_t n = 0; n < n_nodes; ++n)
+    if (size_of(ancestors[n]) + n_descendants[n] + 1 == n_nodes) cuts.push_back(n);
+  std::vector<int> segment(n_nodes, 0);
+  for (size_t n = 0; n < n_nodes; ++n)
+    for (size_t i = 0; i < cuts.size(); ++i) {
+      if (cuts[i] == n) {
+        segment[n] = static_cast<int>(2 * i + 1);
+        break;
+      }
+      if (has(ancestors[n], cuts[i])) segment[n] = static_cast<int>(2 * i + 2);
+    }
+  return segment;
+}
+
 // min T subject to: every node split over the devices that run it
 // (sum_d x[n][d] = 1, x >= 0), and every resource busy at most T:
 //   streams of d:     sum_n x[n][d] (compute_us[n][d] - share[n][d]) + overheads(d) + copies(d) <= n_streams(d) T
@@ -217,8 +264,8 @@ KernelClasses kernel_classes(const Graph& graph, const std::vector<std::vector<N
 std::vector<std::vector<int>> add_capacity(LinearProgram& lp, const Graph& graph,
                                            const std::vector<std::vector<Floor>>& floor,
                                            const std::vector<std::vector<NodeId>>& fusion,
-                                           const KernelClasses& kernels, const Platform& platform,
-                                           const CostModel& cost) {
+                                           const KernelClasses& kernels, const std::vector<int>& segment,
+                                           const Platform& platform, const CostModel& cost) {
   size_t n_nodes = floor.size(), n_devices = platform.devices.size();
   ResourceSharing sharing = resource_sharing(platform);
   auto add_column = [&] { return lp.add_column(0, 1); };
@@ -252,8 +299,15 @@ std::vector<std::vector<int>> add_capacity(LinearProgram& lp, const Graph& graph
       memory[d].emplace_back(col, f.memory_busy_us);
     }
   // Each unit's overhead on d, whole, once any of its nodes is there.
-  for (const std::vector<NodeId>& unit : fusion)
+  struct UnitOverhead {
+    size_t device;
+    int used;  // column
+    double us;
+  };
+  std::vector<std::vector<UnitOverhead>> unit_overheads(fusion.size());
+  for (size_t u = 0; u < fusion.size(); ++u)
     for (size_t d = 0; d < n_devices; ++d) {
+      const std::vector<NodeId>& unit = fusion[u];
       double overhead_us = 0;
       std::vector<int> here;
       for (NodeId n : unit)
@@ -268,6 +322,7 @@ std::vector<std::vector<int>> add_capacity(LinearProgram& lp, const Graph& graph
         for (int col : here) add_row({{col, 1.0}, {used, -1.0}}, -COIN_DBL_MAX, 0);
       }
       common_streams[d].emplace_back(used, overhead_us);
+      unit_overheads[u].push_back({d, used, overhead_us});
     }
 
   std::vector<bool> roofline(n_devices, true);
@@ -417,6 +472,75 @@ std::vector<std::vector<int>> add_capacity(LinearProgram& lp, const Graph& graph
         shared[static_cast<size_t>(sharing.resource_of[d])].emplace_back(col, busy * sharing.share[d]);
   }
   for (const auto& terms : shared) add_capacity_row(1, terms);
+
+  // Segment by segment (cut_segments): T is at least the sum over the
+  // segments of each one's window, and a segment's window holds its
+  // launches on each device's streams. A launch holding a cut node may hold
+  // nodes of the segments beside it too; its duration, also part of T,
+  // covers their share, wherever it is counted. Counted in one view for
+  // all segments (each node's floor in lambda, or the longer of the two
+  // for a kernel of its own), since one launch may hold nodes of three:
+  //   window[k] n_streams(d) >= sum_{n in k} x[n][d] (floor_lambda - share) + overheads of k's units on d
+  //   T >= sum_k window[k]
+  // A unit's overhead counts in the segment of its nodes that are not cut
+  // nodes (the units after a cut node's in its fusion unit are cut nodes
+  // too), and is left out where they lie in two.
+  size_t n_segments = segment.empty() ? 0 : 1 + static_cast<size_t>(*std::max_element(segment.begin(), segment.end()));
+  // Each unit's home: the one segment of its nodes that are not cut nodes
+  // (the segment of its head where all are), -1 where they lie in two.
+  std::vector<int> unit_home(fusion.size(), -1), unit_of(n_nodes, -1);
+  for (size_t u = 0; u < fusion.size(); ++u) {
+    bool one_home = true;
+    for (NodeId n : fusion[u]) {
+      unit_of[n] = static_cast<int>(u);
+      if (segment[n] % 2 == 1) continue;  // a cut node
+      one_home = one_home && (unit_home[u] < 0 || unit_home[u] == segment[n]);
+      unit_home[u] = segment[n];
+    }
+    if (unit_home[u] < 0) unit_home[u] = segment[fusion[u].front()];
+    if (!one_home) unit_home[u] = -1;
+  }
+  if (n_segments > 1)
+    for (double lambda : {0.0, 1.0}) {
+      std::vector<std::vector<LinearProgram::Terms>> busy(n_segments, std::vector<LinearProgram::Terms>(n_devices));
+      for (size_t n = 0; n < n_nodes; ++n)
+        for (size_t d = 0; d < n_devices; ++d) {
+          const Floor& f = floor[n][d];
+          if (column[n][d] >= 0)
+            busy[segment[n]][d].emplace_back(column[n][d],
+                                             std::max(0.0, f.mixed_us(lambda, false) - f.overhead_share_us));
+        }
+      for (size_t u = 0; u < fusion.size(); ++u)
+        for (const UnitOverhead& o : unit_overheads[u])
+          if (unit_home[u] >= 0) busy[unit_home[u]][o.device].emplace_back(o.used, o.us);
+      std::vector<int> window(n_segments);
+      LinearProgram::Terms total{{0, -1.0}};
+      for (size_t k = 0; k < n_segments; ++k) {
+        window[k] = lp.add_column(0, COIN_DBL_MAX);
+        total.emplace_back(window[k], 1.0);
+        for (size_t d = 0; d < n_devices; ++d) {
+          if (busy[k][d].empty()) continue;
+          busy[k][d].emplace_back(window[k], -static_cast<double>(platform.devices[d].n_streams));
+          add_row(std::move(busy[k][d]), -COIN_DBL_MAX, 0);
+        }
+      }
+      add_row(std::move(total), -COIN_DBL_MAX, 0);
+      // And each node alone: its launch lies in its segment's window, or,
+      // holding a cut node, counts among the share above — its floor less
+      // its overhead share, and its unit's overhead where that counts in
+      // its segment.
+      for (size_t n = 0; n < n_nodes; ++n) {
+        LinearProgram::Terms terms{{window[segment[n]], -1.0}};
+        for (size_t d = 0; d < n_devices; ++d) {
+          const Floor& f = floor[n][d];
+          if (column[n][d] >= 0)
+            terms.emplace_back(column[n][d], std::max(0.0, f.mixed_us(lambda, false) - f.overhead_share_us));
+        }
+        if (unit_home[unit_of[n]] == segment[n])
+          for (const UnitOverhead& o : unit_overheads[unit_of[n]]) terms.emplace_back(o.used, o.us);
+        add_row(std::move(terms), -COIN_DBL_MAX, 0);
+      }
+    }
   return column;
 }
 
@@ -966,7 +1090,7 @@ MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& plat
   Chains chain_graph = chains(graph, floor, fusion_unit_of, platform, cost);
   bound.critical_path_us = critical_path_us(floor, chain_graph);
   LinearProgram lp;
-  std::vector<std::vector<int>> x = add_capacity(lp, graph, floor, fusion, kernels, platform, cost);
+  std::vector<std::vector<int>> x = add_capacity(lp, graph, floor, fusion, kernels, cut_segments(graph), platform, cost);
   bound.capacity_us = *lp.solve("capacity", LinearProgram::Method::kDualSimplex);
   add_chains(lp, x, floor, chain_graph, ChainCount::kFloors);
   // The combined LP holds the capacity rows, so the capacity bound stands

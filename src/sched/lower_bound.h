@@ -69,7 +69,14 @@
 //    there). A value reaching a device alone in its memory space from
 //    another one is a copy on that device's lanes
 //    (build_plan copies on the reading lane; a graph output leaves on its
-//    producer's).
+//    producer's). And segment by segment: cut nodes (a node every other
+//    node is an ancestor or a descendant of: an inception block's Concat, a
+//    residual Add) split the graph into segments whose launches run in
+//    windows of time that never overlap (a launch holding a cut node holds
+//    the nodes of the segments beside it in its own time), so T is at
+//    least the sum of the windows, each holding its segment's floors on
+//    every device's streams and each of its nodes' alone (one view for
+//    all segments: a launch may hold nodes of three).
 //  - combined (the same LP, solved again with the chains added): the
 //    capacity rows and the chains on the SAME fractional assignment
 //    x[n][d], so that the chain cannot take each node's fastest device
