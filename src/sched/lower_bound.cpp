@@ -483,8 +483,8 @@ std::vector<std::vector<int>> add_capacity(LinearProgram& lp, const Graph& graph
   //   window[k] n_streams(d) >= sum_{n in k} x[n][d] (floor_lambda - share) + overheads of k's units on d
   //   T >= sum_k window[k]
   // A unit's overhead counts in the segment of its nodes that are not cut
-  // nodes (the units after a cut node's in its fusion unit are cut nodes
-  // too), and is left out where they lie in two.
+  // nodes (in a fusion unit, a chain, the nodes after a cut node are cut
+  // nodes too), and is left out where they lie in two.
   size_t n_segments = segment.empty() ? 0 : 1 + static_cast<size_t>(*std::max_element(segment.begin(), segment.end()));
   // Each unit's home: the one segment of its nodes that are not cut nodes
   // (the segment of its head where all are), -1 where they lie in two.
@@ -527,8 +527,9 @@ std::vector<std::vector<int>> add_capacity(LinearProgram& lp, const Graph& graph
       add_row(std::move(total), -COIN_DBL_MAX, 0);
       // And each node alone: its launch lies in its segment's window, or,
       // holding a cut node, counts among the share above — its floor less
-      // its overhead share, and its unit's overhead where that counts in
-      // its segment.
+      // its overhead share, and its unit's overheads where they count in
+      // its segment (a unit is a chain, so its kernels on several devices
+      // run one after another).
       for (size_t n = 0; n < n_nodes; ++n) {
         LinearProgram::Terms terms{{window[segment[n]], -1.0}};
         for (size_t d = 0; d < n_devices; ++d) {
