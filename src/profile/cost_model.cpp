@@ -53,13 +53,16 @@ struct Kernel {
 };
 
 struct LaunchShape {
+  std::vector<NodeId> members;  // the launch's nodes, sorted
   std::vector<Kernel> kernels;
   bool one_kernel = false;  // an emulated accelerator holding the values between them on chip
   bool cached = false;      // a real core group whose caches hold the values between them
 };
 
 LaunchShape launch_shape(const Graph& graph, const std::vector<NodeId>& nodes, const PlatformDevice& device) {
-  std::vector<NodeId> members(nodes);
+  LaunchShape shape;
+  std::vector<NodeId>& members = shape.members;
+  members = nodes;
   std::sort(members.begin(), members.end());
   auto inside = [&](NodeId id) { return std::binary_search(members.begin(), members.end(), id); };
   std::map<NodeId, size_t> kernel_of;
@@ -69,7 +72,6 @@ LaunchShape launch_shape(const Graph& graph, const std::vector<NodeId>& nodes, c
   std::map<ValueId, int> conv_readers;
   for (NodeId id : members)
     if (graph.nodes[id].op_type == "Conv" && !graph.nodes[id].inputs.empty()) ++conv_readers[graph.nodes[id].inputs[0]];
-  LaunchShape shape;
   for (NodeId id : members) {
     if (kernel_of.count(id)) continue;
     std::vector<NodeId> group = cpu::fusion_group(graph, id);
@@ -150,12 +152,10 @@ Estimate roofline_launch(const Graph& graph, const std::vector<NodeId>& nodes, c
   if (shape.one_kernel)
     return {device.launch_overhead_us + kernel_us(launch_flops(graph, nodes), launch_bytes(graph, nodes), device),
             CostSource::kRoofline};
-  std::vector<NodeId> members(nodes);
-  std::sort(members.begin(), members.end());
   double us = 0;
   for (const Kernel& kernel : shape.kernels) {
     double bytes =
-        shape.cached ? cached_kernel_bytes(graph, kernel.nodes, members) : launch_bytes(graph, kernel.nodes);
+        shape.cached ? cached_kernel_bytes(graph, kernel.nodes, shape.members) : launch_bytes(graph, kernel.nodes);
     us += device.launch_overhead_us * kernel.n_overheads + kernel_us(launch_flops(graph, kernel.nodes), bytes, device);
   }
   return {us, CostSource::kRoofline};
