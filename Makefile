@@ -12,10 +12,12 @@ all: build
 deps:
 	@./scripts/setup-deps.sh
 
-$(BUILD_DIR)/CMakeCache.txt: | deps
+# build.ninja, not CMakeCache.txt: a configure that failed leaves the cache
+# behind but no build.ninja, and must run again.
+$(BUILD_DIR)/build.ninja: | deps
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 
-build: deps $(BUILD_DIR)/CMakeCache.txt
+build: deps $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 demo: build

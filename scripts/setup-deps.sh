@@ -9,6 +9,10 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libdnnl-dev libhwloc-dev libsqlite3-dev coinor-libcbc-dev
+  # oneDNN's CMake config (dnnl-config.cmake) calls find_package(OpenCL)
+  # (Debian builds it with the OpenCL GPU runtime); libdnnl-dev only
+  # recommends these, and recommends are not installed here:
+  ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers
   python3 python3-numpy python3-torch python3-torchvision
   python3-dev pybind11-dev
   chromium  # for the report rendering test (tests/python/check_report_render.py)
