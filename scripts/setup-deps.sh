@@ -13,7 +13,7 @@ PACKAGES=(
   # (Debian builds it with the OpenCL GPU runtime); libdnnl-dev only
   # recommends these, and recommends are not installed here:
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers
-  python3 python3-numpy python3-torch python3-torchvision
+  python3 python3-numpy python3-onnx python3-torch python3-torchvision
   python3-dev pybind11-dev
   chromium  # for the report rendering test (tests/python/check_report_render.py)
   # For `make fuzz` (fuzz/README.md), which checks for them and names them
