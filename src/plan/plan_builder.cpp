@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <map>
 #include <queue>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -123,6 +124,10 @@ class PlanBuilder {
       if (launch.stream < 0 || launch.stream >= device.n_streams)
         fail(fmt::format("launch {}: stream {} is out of range ({} has {})", a, launch.stream, device.name,
                          device.n_streams));
+      for (auto [what, stream] : {std::pair{"push_stream", launch.push_stream}, {"pull_stream", launch.pull_stream}})
+        if (stream < -1 || stream >= device.n_streams)
+          fail(fmt::format("launch {}: {} {} is out of range ({} has {})", a, what, stream, device.name,
+                           device.n_streams));
       for (NodeId id : launch.nodes) {
         if (id < 0 || id >= static_cast<NodeId>(graph_.nodes.size()))
           fail(fmt::format("launch {}: node id {} is not in the graph", a, id));
@@ -136,6 +141,10 @@ class PlanBuilder {
     }
     for (NodeId id = 0; id < static_cast<NodeId>(graph_.nodes.size()); ++id)
       if (launch_of_node_[id] < 0) fail(fmt::format("{} is in no launch", graph_.nodes[id].label()));
+    for (const LaunchAssignment& launch : launches)
+      for (NodeId id : launch.nodes)
+        for (ValueId v : graph_.nodes[id].inputs)
+          if (v != kNoValue) spaces_reading_[v].insert(platform_.devices[launch.device].memory_space);
   }
 
   int lane_for(int device, int stream) {
@@ -241,6 +250,8 @@ class PlanBuilder {
         if (producer != kNoNode && launch_of_node_[producer] > index)
           fail(fmt::format("launch {} ({}) comes before launch {}, which produces its input '{}'", index,
                            node.label(), launch_of_node_[producer], graph_.values[v].name));
+        if (launch.pull_stream >= 0 && launch.pull_stream != launch.stream && !available_.count({v, space}))
+          make_available(v, lane_for(launch.device, launch.pull_stream), space);
         make_available(v, lane, space);
       }
     }
@@ -258,10 +269,18 @@ class PlanBuilder {
       for (ValueId v : graph_.nodes[id].outputs)
         if (v != kNoValue) available_[{v, space}] = done;
     }
-    if (space == kHostMemory) return;
+    // Copies out, on the lane the launch pushes from (created only when a
+    // copy needs it).
+    auto copy_lane = [&] { return launch.push_stream >= 0 ? lane_for(launch.device, launch.push_stream) : lane; };
     for (NodeId id : launch.nodes)
-      for (ValueId v : graph_.nodes[id].outputs)
-        if (v != kNoValue && graph_.is_graph_output(v)) make_available(v, lane, kHostMemory);
+      for (ValueId v : graph_.nodes[id].outputs) {
+        if (v == kNoValue) continue;
+        if (launch.push_stream >= 0)
+          if (auto reading = spaces_reading_.find(v); reading != spaces_reading_.end())
+            for (const std::string& to : reading->second)
+              if (to != space) make_available(v, copy_lane(), to);
+        if (space != kHostMemory && graph_.is_graph_output(v)) make_available(v, copy_lane(), kHostMemory);
+      }
   }
 
   // A launch holding a pinned node says so first: the scheduler had no
@@ -283,6 +302,7 @@ class PlanBuilder {
   bool stamp_identity_;
   std::vector<BuildLane> lanes_;
   std::vector<int> launch_of_node_;
+  std::map<ValueId, std::set<std::string>> spaces_reading_;  // where launches read each value
   std::map<std::pair<ValueId, std::string>, Point> available_;
   // Per device with overlaps, its latest launch so far (lane -1: none yet);
   // empty while there is none.

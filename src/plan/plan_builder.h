@@ -15,6 +15,13 @@ struct LaunchAssignment {
   int device = 0;             // index into Platform::devices
   int stream = 0;
   std::string reason;         // becomes each node's Placement::reason
+  // Where the copies between memory spaces around this launch run (see
+  // build_plan, step 3). -1: on the reading lane. A stream of this launch's
+  // device instead frees the other side's lanes, as a GPU's copy engine or
+  // an accelerator's DMA does, and lets the copy overlap this device's work
+  // on its other streams:
+  int push_stream = -1;  // copies of its outputs to the spaces reading them, right after it
+  int pull_stream = -1;  // copies of its inputs into its space, just before it
 };
 
 // The units schedulers place by default: every node in topological order,
@@ -34,8 +41,13 @@ void move_pinned_launches(std::vector<LaunchAssignment>& launches, const Graph& 
 //   2. after a launch whose outputs are read on another lane, adds one
 //      Record; before the reader, a Wait on it (once per lane and event);
 //   3. before a launch on a device whose memory space lacks an input, adds a
-//      Copy on the reader's lane (once per value and space);
-//   4. copies graph outputs produced outside host memory back to host;
+//      Copy on the reader's lane (once per value and space), or on its
+//      device's `pull_stream`, the reader waiting for it; a launch with a
+//      `push_stream` copies each output, right after it, on that stream of
+//      its device into every other space where a launch reads it (and host
+//      memory for a graph output), and the readers only wait;
+//   4. copies graph outputs produced outside host memory back to host (on
+//      the producer's lane, or its push_stream);
 //   5. before a launch on a device that overlaps others (a union device and
 //      the devices it is the union of, PlatformDevice::overlaps), a Wait on
 //      the latest earlier launch of each overlapping device, so that
@@ -49,7 +61,8 @@ Plan build_plan(const Graph& graph, const Platform& platform, const std::vector<
                 const std::string& scheduler, bool stamp_identity = true);
 
 // The inverse of build_plan: a plan's launches as assignments (device as a
-// platform index, the first node's placement reason), listed in a
+// platform index, the first node's placement reason; push_stream and
+// pull_stream -1, the copies where build_plan puts them by default), listed in a
 // topological order that keeps each lane's order; ties go to the launch
 // whose first node comes first. For revising a plan and building it again.
 std::vector<LaunchAssignment> plan_launches(const Plan& plan, const Graph& graph, const Platform& platform);

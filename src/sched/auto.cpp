@@ -16,7 +16,8 @@
 //      branches of fork-join regions on the narrow ones (add_wide_candidates);
 //   3. a local search improves the best plain and the best coarse candidate
 //      (run() and schedule() say why both): move a launch, or a branch of
-//      launches, to another device, put a launch on another stream, join a
+//      launches, to another device, put a launch on another stream, or its
+//      copies between memory spaces on a stream of its device, join a
 //      launch with the next one on its lane, split one in two, run it
 //      before the launch ahead of it on its lane, or swap the devices of
 //      two nearby launches — each change kept only when the simulated
@@ -245,6 +246,7 @@ class LocalSearch {
   // within 4.6% of optimal instead of matching it), and the second phase
   // only keeps what improves on the first.
   void run() {
+    try_copy_streams_everywhere();
     for (bool regroup : {false, true}) {
       bool improved = true;
       while (improved && !out_of_budget()) {
@@ -252,6 +254,7 @@ class LocalSearch {
         for (size_t i = 0; i < order_.size() && !out_of_budget(); ++i) improved |= try_moves(order_[i]);
         for (size_t i = 0; i < order_.size() && !out_of_budget(); ++i) improved |= try_chain_moves(order_[i]);
         for (size_t i = 0; i < order_.size() && !out_of_budget(); ++i) improved |= try_streams(order_[i]);
+        for (size_t i = 0; i < order_.size() && !out_of_budget(); ++i) improved |= try_copy_streams(order_[i]);
         for (size_t p = 0; regroup && p < order_.size() && !out_of_budget(); ++p) improved |= try_merge(p);
         for (size_t p = 0; regroup && p < order_.size() && !out_of_budget(); ++p) improved |= try_split(p);
         for (size_t p = 1; p < order_.size() && !out_of_budget(); ++p) improved |= try_earlier(p);
@@ -413,6 +416,64 @@ class LocalSearch {
       if (keep_if_better(l, what, [&] { a.stream = old_stream; })) return true;
     }
     return false;
+  }
+
+  // Copies between memory spaces: build_plan puts each on the reading
+  // lane; a launch may instead push its outputs out, or pull its inputs in,
+  // on a stream of its own device (LaunchAssignment::push_stream and
+  // pull_stream). On cpu-dsa that frees the CPU of the copies back from the
+  // accelerator and overlaps them with the accelerator's work.
+  bool crosses_spaces(int l, bool outputs) const {
+    const std::string& space = platform_.devices[launches_[l].device].memory_space;
+    for (NodeId id : launches_[l].nodes)
+      for (ValueId v : outputs ? graph_.nodes[id].outputs : graph_.nodes[id].inputs) {
+        if (v == kNoValue || graph_.values[v].is_constant()) continue;
+        if (outputs ? graph_.is_graph_output(v) && space != kHostMemory
+                    : graph_.values[v].producer == kNoNode && space != kHostMemory)
+          return true;
+      }
+    for (int other : outputs ? successors_[l] : predecessors_[l])
+      if (platform_.devices[launches_[other].device].memory_space != space) return true;
+    return false;
+  }
+
+  bool try_copy_streams(int l) {
+    LaunchAssignment& a = launches_[l];
+    int n_streams = platform_.devices[a.device].n_streams;
+    for (bool push : {true, false}) {
+      if (!crosses_spaces(l, push)) continue;
+      int& copy_stream = push ? a.push_stream : a.pull_stream;
+      for (int s = -1; s < n_streams && !out_of_budget(); ++s) {
+        if (s == copy_stream) continue;
+        int old = copy_stream;
+        copy_stream = s;
+        std::string what = fmt::format("{} its {} on {}", push ? "pushed" : "pulled", push ? "outputs" : "inputs",
+                                       s < 0 ? std::string("the reading lanes") : where(a.device, s));
+        if (keep_if_better(l, what, [&] { copy_stream = old; })) return true;
+      }
+    }
+    return false;
+  }
+
+  // The same for every launch of a device at once: one evaluation per
+  // device, direction and stream before the launch-by-launch passes.
+  void try_copy_streams_everywhere() {
+    for (int d = 0; d < static_cast<int>(platform_.devices.size()); ++d)
+      for (bool push : {true, false})
+        for (int s = 0; s < platform_.devices[d].n_streams && !out_of_budget(); ++s) {
+          std::vector<LaunchAssignment> saved = launches_;
+          std::vector<int> changed;
+          for (size_t l = 0; l < launches_.size(); ++l) {
+            if (launches_[l].device != d || !crosses_spaces(static_cast<int>(l), push)) continue;
+            (push ? launches_[l].push_stream : launches_[l].pull_stream) = s;
+            changed.push_back(static_cast<int>(l));
+          }
+          if (changed.empty()) continue;
+          std::string what = fmt::format("{} every {} launch's {} on {}", push ? "pushed" : "pulled",
+                                         platform_.devices[d].name, push ? "outputs" : "inputs", where(d, s));
+          if (keep_if_better(changed.front(), what, [&] { launches_ = saved; }))
+            for (int l : changed) why_[l] = why_[changed.front()];
+        }
   }
 
   // Runs the launch at order_[p] before the previous launch on its lane,

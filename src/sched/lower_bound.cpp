@@ -249,15 +249,22 @@ std::vector<int> cut_segments(const Graph& graph) {
 //   traffic(d) = sum_v (sent[v][d] + received[v][d]) bytes(v) / bandwidth(d)
 // on devices costed by the roofline (a measured launch's demand may be
 // less). Between memory spaces build_plan copies a value once per space, on
-// the lane of its first reader there, and a graph output made outside host
-// memory right after its launch, on its producer's lane. So where a memory
-// space holds one device d, a value reaching d from another device is a
-// copy on d's lanes — but for a graph output reaching host memory (its
-// producer copied it), and for any value reaching host memory where two
-// other spaces lack a link (a copy between them goes through host memory,
-// on the reader's lane):
-//   copies(d) = sum_v received[v][d] copy_us(v, d) + sum_outputs x[p][d] copy_us(v, d -> host)
-// with received[v][d] >= x[c][d] for a graph input (it starts in host memory).
+// the lane of its first reader there or another stream of the reader's
+// device (pull_stream), or on a stream of the producer's device (its
+// launch's push_stream), and a graph output made outside host memory right
+// after its launch, on its producer's device. So where a memory space holds
+// one device d, a value reaching d from another device is a copy on d's
+// lanes or on the producer's device's — but for a graph output reaching
+// host memory (its producer copied it), and for any value reaching host
+// memory where two other spaces lack a link (a copy between them goes
+// through host memory):
+//   copies(d) = sum_v on[v][d] copy_us(v, d) + sum_v,r pushed[v][d][r] copy_us(v, r)
+//               + sum_outputs x[p][d] copy_us(v, d -> host)
+// where the copy of v into r is on r's lanes or pushed by a device e of
+// another space running its producer:
+//   on[v][r] + sum_e pushed[v][e][r] >= received[v][r],  pushed[v][e][r] <= x[p][e],
+// and received[v][d] >= x[c][d] for a graph input (it starts in host memory,
+// and no launch pushes it).
 //
 // Adds those columns and rows to `lp`; returns the columns x[n][d] (-1
 // where d does not run n).
@@ -446,7 +453,22 @@ std::vector<std::vector<int>> add_capacity(LinearProgram& lp, const Graph& graph
           if (col >= 0) memory[d].emplace_back(col, bytes * per_byte_us);
       }
       if (copies && received >= 0) {
-        common_streams[d].emplace_back(received, copy_in_us(bytes, d));
+        // On d's lanes, or pushed out on the lanes of the producer's device
+        // e (LaunchAssignment::push_stream): on_d + sum_e pushed[e] >=
+        // received with pushed[e] <= x[p][e], at the shortest copy's cost.
+        double copy_us = copy_in_us(bytes, d);
+        LinearProgram::Terms split{{received, -1.0}};
+        int on_d = add_column();
+        split.emplace_back(on_d, 1.0);
+        common_streams[d].emplace_back(on_d, copy_us);
+        for (size_t e = 0; e < n_devices; ++e) {
+          if (x(p, e) < 0 || platform.devices[e].memory_space == device.memory_space) continue;
+          int pushed = add_column();
+          add_row({{pushed, 1.0}, {x(p, e), -1.0}}, -COIN_DBL_MAX, 0);
+          split.emplace_back(pushed, 1.0);
+          common_streams[e].emplace_back(pushed, copy_us);
+        }
+        add_row(std::move(split), 0, COIN_DBL_MAX);
       }
     }
   }

@@ -1,5 +1,7 @@
 // "random": a random valid plan — a random topological order of the fusion
-// units, each on a random device that runs it and a random stream. Used by
+// units, each on a random device that runs it and a random stream, its
+// copies between memory spaces on random streams (LaunchAssignment's
+// push_stream and pull_stream). Used by
 // the equivalence tests and to measure the simulator's fidelity over plans
 // no heuristic would pick.
 #include <algorithm>
@@ -69,8 +71,14 @@ class RandomScheduler : public Scheduler {
         throw Error(ErrorCode::kUnsupported, fmt::format("scheduler 'random': no device of this platform runs {}",
                                                          graph.nodes[units[u][0]].label()));
       int device = able[pick(able.size())];
-      int stream = static_cast<int>(pick(static_cast<size_t>(std::max(1, platform.devices[device].n_streams))));
-      launches.push_back(LaunchAssignment{units[u], device, stream, reason});
+      size_t n_streams = static_cast<size_t>(std::max(1, platform.devices[device].n_streams));
+      int stream = static_cast<int>(pick(n_streams));
+      LaunchAssignment launch{units[u], device, stream, reason};
+      // Copies between memory spaces on the reading lane (-1) or a stream
+      // of this device, either way round.
+      launch.push_stream = static_cast<int>(pick(n_streams + 1)) - 1;
+      launch.pull_stream = static_cast<int>(pick(n_streams + 1)) - 1;
+      launches.push_back(std::move(launch));
     }
     return build_plan(graph, platform, launches, "random");
   }

@@ -300,6 +300,25 @@ TEST(AutoScheduler, PlansRunWithTheSequentialOutputs) {
   expect_same_outputs(Executor(g, plan, p, cost).run(inputs), want, "auto");
 }
 
+TEST(AutoScheduler, PushesTheAcceleratorsCopiesOffTheCpu) {
+  // On cpu-dsa every Concat runs on the CPU; by default the copies of its
+  // inputs back from the DSA would take the CPU's one lane. auto has the
+  // DSA push them out on a stream of its own instead.
+  Graph g = load_model("zoo:googlenet");
+  Platform p = make_platform("", kPlatforms + "cpu-dsa.json");
+  auto cost = make_roofline_cost_model(p);
+  Plan plan = schedule("auto", g, p, *cost);
+  int pushed = 0;
+  for (const Lane& lane : plan.lanes)
+    for (const PlanStep& step : lane.steps)
+      if (step.kind == StepKind::kCopy && step.to_space == kHostMemory && plan.devices[lane.device] == "emu:dsa")
+        ++pushed;
+  EXPECT_GT(pushed, 0);
+  // The same launches with every copy on its reading lane are slower.
+  Plan reading_lanes = build_plan(g, p, plan_launches(plan, g, p), "test");
+  EXPECT_GT(simulated_ms(reading_lanes, g, p, *cost), plan.predicted_ms * 1.02);
+}
+
 // Devices 0 and 1 of one core each and their union 2, which runs a node in
 // 6 us where a one-core device takes 10 us; a hand-over costs 1 us.
 class WideAndNarrowCost : public CostModel {
@@ -397,7 +416,9 @@ TEST(AutoSession, ChecksItsChoiceByMeasurementOnRealDevices) {
   bool kept = summary.choice.find("keeping the plan") != std::string::npos;
   bool alone = summary.choice.find("running on it alone") != std::string::npos;
   EXPECT_TRUE(kept != alone) << summary.choice;
-  if (alone) EXPECT_EQ(summary.n_lanes, 1);
+  if (alone) {
+    EXPECT_EQ(summary.n_lanes, 1);
+  }
   EXPECT_EQ(summary.scheduler, "auto");
 
   TensorMap inputs = session.random_inputs(7);

@@ -218,12 +218,14 @@ TEST(LowerBound, AChainPaysAnOverheadForEachLaunchItEntersOnTheChip) {
   EXPECT_LT(makespan, 1.05 * bound.us);
 }
 
-TEST(LowerBound, CopiesIntoAnotherMemorySpaceTakeTheReadingLane) {
+TEST(LowerBound, CopiesIntoAnotherMemorySpaceTakeALaneOfEitherDevice) {
   // Pairs Sigmoid -> Relu where only the host device runs Sigmoid and only
-  // the accelerator, in its own memory, runs Relu: every Sigmoid output is
-  // copied in on the accelerator's one lane, and every Relu output copied
-  // back on it too. The critical path sees one pair; the capacity bound
-  // sees every copy.
+  // the accelerator, in its own memory, runs Relu, each with one lane: every
+  // Relu output goes back to host on the accelerator's lane (a graph
+  // output, copied by its producer), every Sigmoid output is copied in on
+  // either lane (the reader's by default, or pushed by the host's). The
+  // critical path sees one pair; the capacity bound sees every copy, the
+  // copies in spread over both lanes.
   constexpr int kPairs = 4;
   Graph g;
   for (int i = 0; i < kPairs; ++i) {
@@ -246,15 +248,28 @@ TEST(LowerBound, CopiesIntoAnotherMemorySpaceTakeTheReadingLane) {
     p.links.push_back(Link{from, to, 50, 1, "file"});
   auto cost = make_roofline_cost_model(p);
   double copy_us = cost->transfer(g.values[g.nodes[0].outputs[0]].nbytes(), p.devices[0], p.devices[1]).us;
-  double relu_us = cost->launch(g, {1}, p.devices[1]).us;
+  ASSERT_EQ(g.nodes[0].op_type, "Sigmoid");
   ASSERT_EQ(g.nodes[1].op_type, "Relu");
+  double host_us = kPairs * cost->launch(g, {0}, p.devices[0]).us;
+  double acc_us = kPairs * (cost->launch(g, {1}, p.devices[1]).us + copy_us);
   MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
-  EXPECT_NEAR(bound.capacity_us, kPairs * (relu_us + 2 * copy_us), 1e-6 * bound.capacity_us);
-  EXPECT_LT(bound.critical_path_us, 2 * (relu_us + 2 * copy_us));
+  double balanced_us = std::max(std::max(host_us, acc_us), (host_us + acc_us + kPairs * copy_us) / 2);
+  EXPECT_NEAR(bound.capacity_us, balanced_us, 1e-6 * bound.capacity_us);
+  EXPECT_LT(bound.critical_path_us, 2 * (acc_us / kPairs + copy_us));
   for (const char* name : {"heft", "peft", "auto"}) {
     Plan plan = make_scheduler(name)->schedule(g, p, *cost, ScheduleOptions{});
     EXPECT_GE(simulate(plan, g, p, *cost).makespan_us, bound.us * (1 - 1e-9)) << name;
   }
+  // Every Sigmoid pushing its output: the accelerator's lane no longer
+  // holds the copies in, and the plan beats a bound that put them there.
+  std::vector<LaunchAssignment> pushing;
+  for (NodeId id = 0; id < static_cast<NodeId>(g.nodes.size()); ++id) {
+    pushing.push_back(LaunchAssignment{{id}, g.nodes[id].op_type == "Sigmoid" ? 0 : 1, 0, ""});
+    if (g.nodes[id].op_type == "Sigmoid") pushing.back().push_stream = 0;
+  }
+  double pushed_us = simulate(build_plan(g, p, pushing, "test", false), g, p, *cost).makespan_us;
+  EXPECT_LT(pushed_us, acc_us + kPairs * copy_us);
+  EXPECT_GE(pushed_us, bound.us * (1 - 1e-9));
 }
 
 TEST(LowerBound, IndependentWorkSplitsOverTheDevices) {
@@ -614,7 +629,8 @@ TEST(LowerBound, CoarseLaunchesOnTheChipComeInAboveIt) {
 TEST(LowerBound, RandomCoarsePlansComeInAboveIt) {
   // Plans no scheduler makes: the nodes in topological order cut into runs
   // of random length (one launch each), on a random device that runs them
-  // (mostly the fastest) and a random stream.
+  // (mostly the fastest) and a random stream, with their copies on random
+  // streams.
   for (const char* file : {"desktop-gpu.json", "phone-soc.json", "cpu-dsa.json"}) {
     Platform p = make_platform("", kPlatforms + file);
     auto cost = make_roofline_cost_model(p);
@@ -640,7 +656,10 @@ TEST(LowerBound, RandomCoarsePlansComeInAboveIt) {
                 for (int d : devices)
                   if (p.devices[d].peak_gflops > p.devices[device].peak_gflops) device = d;
               launches.back().device = device;
-              launches.back().stream = std::uniform_int_distribution<int>(0, p.devices[device].n_streams - 1)(rng);
+              std::uniform_int_distribution<int> stream(0, p.devices[device].n_streams - 1), copy_stream(-1, stream.max());
+              launches.back().stream = stream(rng);
+              launches.back().push_stream = copy_stream(rng);
+              launches.back().pull_stream = copy_stream(rng);
             }
             launches.back().nodes.push_back(id);
           }

@@ -583,6 +583,59 @@ TEST(BuildPlan, CopiesValuesIntoAnotherMemorySpaceAndOutputsBackToHost) {
   EXPECT_EQ(on_npu.lanes[0].steps.back().to_space, kHostMemory);
 }
 
+// The lane each copy is on, as "value:from->to@device/stream".
+std::set<std::string> copies_by_lane(const Plan& plan, const Graph& g) {
+  std::set<std::string> copies;
+  for (const Lane& lane : plan.lanes)
+    for (const PlanStep& s : lane.steps)
+      if (s.kind == StepKind::kCopy)
+        copies.insert(fmt::format("{}:{}->{}@{}/{}", g.values[s.value].name, s.from_space, s.to_space,
+                                  plan.devices[lane.device], lane.stream));
+  return copies;
+}
+
+TEST(BuildPlan, PushesAndPullsCopiesOnAStreamOfTheLaunchsDevice) {
+  Graph g = diamond();
+  Platform p = cpu_and_npu();
+  NodeId a = g.find_node("a"), b = g.find_node("b"), c = g.find_node("c"), d = g.find_node("d");
+
+  // a on the NPU pushes its output out on stream 1; the CPU only waits.
+  LaunchAssignment on_npu{{a}, 1, 0, "npu"};
+  on_npu.push_stream = 1;
+  Plan pushed = build_plan(g, p, {on_npu, {{b}, 0, 0, "cpu"}, {{c}, 0, 0, "cpu"}, {{d}, 0, 0, "cpu"}}, "test");
+  EXPECT_EQ(validation_error(pushed, g, p), "");
+  EXPECT_EQ(copies_by_lane(pushed, g), (std::set<std::string>{"x:host->npu@emu:npu/0", "a:npu->host@emu:npu/1"}));
+
+  // b on the NPU pulls its input in on stream 1 (c, on stream 0 after it,
+  // finds it there); d's inputs come back on the CPU's lane as by default.
+  LaunchAssignment pulling{{b}, 1, 0, "npu"};
+  pulling.pull_stream = 1;
+  Plan pulled = build_plan(g, p, {{{a}, 0, 0, "cpu"}, pulling, {{c}, 1, 0, "npu"}, {{d}, 0, 0, "cpu"}}, "test");
+  EXPECT_EQ(validation_error(pulled, g, p), "");
+  EXPECT_EQ(copies_by_lane(pulled, g), (std::set<std::string>{"a:host->npu@emu:npu/1", "b:npu->host@cpu:0/0",
+                                                              "c:npu->host@cpu:0/0"}));
+
+  // A graph output leaves on the push stream; a push with nothing to copy
+  // opens no lane.
+  LaunchAssignment all_on_npu{{a, b, c}, 1, 0, "npu"};
+  all_on_npu.push_stream = 1;
+  LaunchAssignment on_cpu{{d}, 0, 0, "cpu"};
+  on_cpu.push_stream = 0;
+  Plan quiet = build_plan(g, p, {all_on_npu, on_cpu}, "test");
+  EXPECT_EQ(validation_error(quiet, g, p), "");
+  EXPECT_EQ(quiet.lanes.size(), 3u);  // npu 0, npu 1 (its copies), cpu 0
+
+  LaunchAssignment out_of_range{{a, b, c, d}, 0, 0, "cpu"};
+  out_of_range.push_stream = 1;  // the CPU has one stream
+  try {
+    build_plan(g, p, {out_of_range}, "test");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUsage);
+    EXPECT_NE(std::string(e.what()).find("push_stream 1 is out of range"), std::string::npos) << e.what();
+  }
+}
+
 TEST(BuildPlan, MovesValuesBetweenSpacesOverHostWithoutADirectLink) {
   Graph g = diamond();
   Platform p = two_islands();
