@@ -69,8 +69,9 @@
 //    there). A value reaching a device alone in its memory space from
 //    another one is a copy on that device's lanes or on the lanes of the
 //    producer's device (build_plan copies on the reading lane, or a stream
-//    of the reader's device, or one of the producer's when its launch pushes
-//    its outputs; a graph output leaves on its producer's device). And segment by segment: cut nodes (a node every other
+//    of the reader's device, or one of the producer's when its launch
+//    pushes its outputs; a graph output leaves on its producer's device).
+//    And segment by segment: cut nodes (a node every other
 //    node is an ancestor or a descendant of: an inception block's Concat, a
 //    residual Add) split the graph into segments whose launches run in
 //    windows of time that never overlap (a launch holding a cut node holds
