@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include <ClpSolve.hpp>
 #include <fmt/format.h>
 
+#include "backends/cpu/program.h"
 #include "graph/conv_merge.h"
 #include "hetsched/error.h"
 #include "plan/plan_builder.h"
@@ -225,6 +227,63 @@ std::vector<int> cut_segments(const Graph& graph) {
       if (has(ancestors[n], cuts[i])) segment[n] = static_cast<int>(2 * i + 2);
     }
   return segment;
+}
+
+// What no one-kernel launch can hold on an on-chip device: a launch
+// holding two cut nodes holds every node between them (any node left out
+// would both wait for the launch and be waited for by it), so it keeps on
+// chip at least the values passed between different kernels among those
+// nodes. Where those exceed the device's on-chip memory, the two cut nodes
+// are in different launches there (or in one launch run kernel by kernel,
+// each kernel paying the overhead).
+struct CutSpans {
+  std::vector<NodeId> cuts;               // the cut nodes, in order
+  std::vector<int> cut_index;             // per node: its index in `cuts`, or -1
+  std::vector<std::vector<double>> bytes;  // [j][k], j < k: the values kept between c_j and c_k
+};
+
+CutSpans cut_spans(const Graph& graph, const std::vector<int>& segment) {
+  CutSpans spans;
+  size_t n_nodes = graph.nodes.size();
+  spans.cut_index.assign(n_nodes, -1);
+  for (size_t n = 0; n < n_nodes; ++n)
+    if (segment[n] % 2 == 1) {
+      spans.cut_index[n] = static_cast<int>(spans.cuts.size());
+      spans.cuts.push_back(static_cast<NodeId>(n));
+    }
+  size_t n_cuts = spans.cuts.size();
+  if (n_cuts < 2) return spans;
+  // Two nodes share a kernel only within a fusion group (a launch's kernels
+  // are fusion groups or single nodes; IOS's merges join Convs that do not
+  // read each other).
+  std::vector<std::set<NodeId>> kernel_mates(n_nodes);
+  for (size_t h = 0; h < n_nodes; ++h) {
+    std::vector<NodeId> group = cpu::fusion_group(graph, static_cast<NodeId>(h));
+    for (NodeId a : group) kernel_mates[static_cast<size_t>(a)].insert(group.begin(), group.end());
+  }
+  // Node n lies between c_j and c_k (both included) when 2j+1 <= segment <=
+  // 2k+1. A value passed between kernels from segment s_p to segment s_c
+  // counts for every j <= (s_p - 1) / 2 and k >= s_c / 2 (rounded down).
+  std::vector<std::vector<double>> at(n_cuts, std::vector<double>(n_cuts, 0));
+  for (const Value& value : graph.values) {
+    if (value.producer == kNoNode || value.is_constant()) continue;
+    int s_p = segment[static_cast<size_t>(value.producer)];
+    if (s_p < 1) continue;
+    int first_reader = -1;
+    for (NodeId c : value.consumers)
+      if (!kernel_mates[static_cast<size_t>(value.producer)].count(c)) {
+        int s_c = segment[static_cast<size_t>(c)];
+        if (first_reader < 0 || s_c < first_reader) first_reader = s_c;
+      }
+    if (first_reader < 0 || first_reader > 2 * static_cast<int>(n_cuts) - 1) continue;
+    at[static_cast<size_t>((s_p - 1) / 2)][static_cast<size_t>(first_reader / 2)] += value.nbytes();
+  }
+  spans.bytes.assign(n_cuts, std::vector<double>(n_cuts, 0));
+  for (size_t j = n_cuts; j-- > 0;)
+    for (size_t k = 0; k < n_cuts; ++k)
+      spans.bytes[j][k] = at[j][k] + (j + 1 < n_cuts ? spans.bytes[j + 1][k] : 0) + (k > 0 ? spans.bytes[j][k - 1] : 0) -
+                          (j + 1 < n_cuts && k > 0 ? spans.bytes[j + 1][k - 1] : 0);
+  return spans;
 }
 
 // min T subject to: every node split over the devices that run it
@@ -714,6 +773,7 @@ struct Chains {
   // kernel (an emulated one with on-chip memory: its floors carry none),
   // which every launch a chain enters there pays once; 0 elsewhere.
   std::vector<double> entry_us;
+  std::vector<double> onchip_bytes;  // [d]: where entry_us > 0, what its chip holds
 };
 
 // The three ways a chain is counted (critical_path_us says why each holds).
@@ -757,8 +817,10 @@ Chains chains(const Graph& graph, const std::vector<std::vector<Floor>>& floor, 
   chains.has_successor.assign(n_nodes, false);
   chains.in_us.assign(n_nodes, std::vector<double>(n_devices, 0));
   chains.out_us.assign(n_nodes, std::vector<double>(n_devices, 0));
-  for (const PlatformDevice& device : platform.devices)
+  for (const PlatformDevice& device : platform.devices) {
     chains.entry_us.push_back(device.onchip_bytes > 0 && device.is_emulated() ? device.launch_overhead_us : 0.0);
+    chains.onchip_bytes.push_back(static_cast<double>(device.onchip_bytes));
+  }
   for (size_t n = 0; n < n_nodes; ++n) {
     const Node& node = graph.nodes[n];
     std::vector<ValueId> inputs;
@@ -817,6 +879,64 @@ Chains chains(const Graph& graph, const std::vector<std::vector<Floor>>& floor, 
   return chains;
 }
 
+// For critical_path_us: per cut node c_j that begins a span too large for
+// some on-chip device's chip, and per device e running c_j, the longest
+// chain from the end of c_j on e to the end of each node n on each device
+// d ([j][e][n][d]; -infinity where n does not descend from c_j, +infinity
+// where d does not run n), counted as the third count but with no entry
+// overhead when e is an on-chip device (critical_path_us adds that one);
+// empty for the other cut nodes.
+std::vector<std::vector<std::vector<std::vector<double>>>> span_chains(const std::vector<std::vector<Floor>>& floor,
+                                                                       const Chains& chains, const CutSpans& spans,
+                                                                       const std::vector<double>& lambda) {
+  size_t n_nodes = floor.size(), n_devices = lambda.size(), n_cuts = spans.cuts.size();
+  std::vector<std::vector<std::vector<std::vector<double>>>> from_cut(n_cuts);
+  for (size_t j = 0; j < n_cuts; ++j) {
+    bool too_large = false;
+    for (size_t k = j + 1; k < n_cuts; ++k)
+      for (size_t d = 0; d < n_devices; ++d)
+        too_large = too_large || (chains.entry_us[d] > 0 && spans.bytes[j][k] > chains.onchip_bytes[d]);
+    if (!too_large) continue;
+    size_t c_j = static_cast<size_t>(spans.cuts[j]);
+    from_cut[j].assign(n_devices, {});
+    for (size_t e = 0; e < n_devices; ++e) {
+      if (!floor[c_j][e].runs()) continue;
+      bool entries = chains.entry_us[e] == 0;  // from an on-chip device, its own launches are not counted
+      std::vector<std::vector<double>>& end = from_cut[j][e];
+      end.assign(n_nodes, std::vector<double>(n_devices, -kInfinity));
+      for (size_t d = 0; d < n_devices; ++d) end[c_j][d] = d == e ? 0 : kInfinity;
+      for (size_t n = c_j + 1; n < n_nodes; ++n) {
+        for (size_t d = 0; d < n_devices; ++d) {
+          if (!floor[n][d].runs()) {
+            end[n][d] = kInfinity;
+            continue;
+          }
+          double ready = -kInfinity;
+          for (const Edge& edge : chains.edges_into[n]) {
+            const std::vector<double>& before = end[static_cast<size_t>(edge.from)];
+            double earliest = kInfinity;
+            bool reached = false;
+            for (size_t from = 0; from < n_devices; ++from) {
+              if (before[from] == -kInfinity) continue;
+              reached = true;
+              // Without the entries: as kCarried, but nothing within an
+              // on-chip device (as kEntries).
+              double cost = entries || from != d || chains.entry_us[d] == 0
+                                ? edge_cost_us(edge, chains, from, d, lambda[from], lambda[d],
+                                               entries ? ChainCount::kEntries : ChainCount::kCarried)
+                                : edge.transfer_us[from][d];
+              earliest = std::min(earliest, before[from] + cost);
+            }
+            if (reached) ready = std::max(ready, earliest);
+          }
+          end[n][d] = ready == -kInfinity ? -kInfinity : ready + floor[n][d].mixed_us(lambda[d], true);
+        }
+      }
+    }
+  }
+  return from_cut;
+}
+
 // The critical path: finish[n][d], the earliest node n could end on device
 // d if every device were free: after each predecessor ends, on whichever
 // device is best for it, plus what the values between them cost at least
@@ -850,7 +970,17 @@ Chains chains(const Graph& graph, const std::vector<std::vector<Floor>>& floor, 
 // lasts at least its overhead plus the chain's floors inside it; the
 // on-chip shares the second count charges within it are at most that
 // overhead, so either count alone holds, not both added.
-double critical_path_us(const std::vector<std::vector<Floor>>& floor, const Chains& chains) {
+//
+// And with the third count, across the spans no one-kernel launch holds
+// (CutSpans): cut node c_k on on-chip device d finishes no sooner than
+// c_j, an earlier cut node, on whichever device e it is, plus the longest
+// chain from c_j on e to c_k on d (span_chains) — and, where e is d and
+// the span between them does not fit on d's chip, plus d's overhead: c_k
+// is then in another launch than c_j (or its launch runs kernel by kernel),
+// so every chain between them starts a launch on d after c_j, or enters d
+// from another device. That chain is counted as the third count, but
+// without the entries' overheads, so the one added is not counted twice.
+double critical_path_us(const std::vector<std::vector<Floor>>& floor, const Chains& chains, const CutSpans& spans) {
   size_t n_nodes = floor.size(), n_devices = n_nodes > 0 ? floor[0].size() : 0;
   // Each device may take its own mix; every combination of the mixes below
   // is tried while there are few devices, one common mix for all otherwise.
@@ -870,6 +1000,10 @@ double critical_path_us(const std::vector<std::vector<Floor>>& floor, const Chai
       if (n_devices <= kMaxCombinedDevices) rest /= kMixes.size();
     }
     double longest = 0;
+    // [j][e][n][d]: the longest chain from the end of cut node c_j on e to
+    // the end of n on d, for the spans that do not fit on a chip.
+    std::vector<std::vector<std::vector<std::vector<double>>>> from_cut;
+    if (count == ChainCount::kEntries) from_cut = span_chains(floor, chains, spans, lambda);
     for (size_t n = 0; n < n_nodes; ++n) {
       double best_end = kInfinity;
       for (size_t d = 0; d < n_devices; ++d) {
@@ -884,7 +1018,19 @@ double critical_path_us(const std::vector<std::vector<Floor>>& floor, const Chai
                                                                       count));
           ready = std::max(ready, earliest);
         }
-        finish[n][d] = ready + floor[n][d].mixed_us(lambda[d], count != ChainCount::kFloors);
+        double own_us = floor[n][d].mixed_us(lambda[d], count != ChainCount::kFloors);
+        int k = from_cut.empty() ? -1 : spans.cut_index[n];
+        for (size_t j = 0; k > 0 && chains.entry_us[d] > 0 && j < static_cast<size_t>(k); ++j) {
+          if (!(spans.bytes[j][static_cast<size_t>(k)] > chains.onchip_bytes[d]) || from_cut[j].empty()) continue;
+          size_t c_j = static_cast<size_t>(spans.cuts[j]);
+          double earliest = kInfinity;
+          for (size_t e = 0; e < n_devices; ++e)
+            if (std::isfinite(finish[c_j][e]))
+              earliest = std::min(earliest, finish[c_j][e] + from_cut[j][e][n][d] - own_us +
+                                                (e == d ? chains.entry_us[d] : 0.0));
+          ready = std::max(ready, earliest);
+        }
+        finish[n][d] = ready + own_us;
         best_end = std::min(best_end, finish[n][d] + chains.out_us[n][d]);
       }
       longest = std::max(longest, best_end);
@@ -1111,9 +1257,10 @@ MakespanLowerBound makespan_lower_bound(const Graph& graph, const Platform& plat
 
   MakespanLowerBound bound;
   Chains chain_graph = chains(graph, floor, fusion_unit_of, platform, cost);
-  bound.critical_path_us = critical_path_us(floor, chain_graph);
+  std::vector<int> segment = cut_segments(graph);
+  bound.critical_path_us = critical_path_us(floor, chain_graph, cut_spans(graph, segment));
   LinearProgram lp;
-  std::vector<std::vector<int>> x = add_capacity(lp, graph, floor, fusion, kernels, cut_segments(graph), platform, cost);
+  std::vector<std::vector<int>> x = add_capacity(lp, graph, floor, fusion, kernels, segment, platform, cost);
   bound.capacity_us = *lp.solve("capacity", LinearProgram::Method::kDualSimplex);
   add_chains(lp, x, floor, chain_graph, ChainCount::kFloors);
   // The combined LP holds the capacity rows, so the capacity bound stands

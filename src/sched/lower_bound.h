@@ -53,7 +53,12 @@
 //    the chain pays the launch overhead wherever it starts there or enters
 //    from another device, and nothing on its edges within the device (a
 //    launch it enters starts after the value it enters with, and its
-//    overhead is in no node's floor).
+//    overhead is in no node's floor). In that third count, a cut node (see
+//    below) on such a device also ends at least one overhead after an
+//    earlier cut node on it, plus the longest chain between them, where the
+//    values passed between kernels among the nodes between them (both
+//    included) exceed its chip: a launch holding both holds all of those,
+//    so no one-kernel launch holds both.
 //  - capacity (an LP relaxation, solved with COIN-OR Clp): the smallest T
 //    such that the nodes can be split fractionally over the devices with no
 //    resource busy for longer than T. The resources are each device's

@@ -181,6 +181,37 @@ TEST(LowerBound, OnChipLaunchesHoldSoMuchBetweenTheirKernels) {
   EXPECT_LT(best, 1.5 * bound.us);
 }
 
+TEST(LowerBound, CutNodesWhoseSpanOverflowsTheChipAreInDifferentLaunches) {
+  // A chain of Relus (each a cut node) on an emulated device whose chip
+  // holds 1.9 of the values between them: a one-kernel launch holds at
+  // most two Relus, so seven take four launches and four overheads, besides
+  // reading the input and writing the output. Shared per byte, the values
+  // between them would pay only 6 / 1.9 overheads.
+  constexpr int kRelus = 7;
+  constexpr double kOverheadUs = 100;
+  Graph g = relu_chain(kRelus, 1 << 16);
+  double value_bytes = g.values[g.nodes[0].outputs[0]].nbytes();
+  Platform p;
+  p.name = "chip";
+  p.devices = {emulated("dsa", 1000)};
+  p.devices[0].bandwidth_gbps = 5;  // a spill costs more than an overhead
+  p.devices[0].launch_overhead_us = kOverheadUs;
+  p.devices[0].onchip_bytes = static_cast<int64_t>(1.9 * value_bytes);
+  auto cost = make_roofline_cost_model(p);
+  MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+  double in_and_out_us = 2 * value_bytes / (p.devices[0].bandwidth_gbps * 1e3);
+  EXPECT_GE(bound.critical_path_us, (4 * kOverheadUs + in_and_out_us) * (1 - 1e-9));
+  for (unsigned cuts = 0; cuts < 1u << (kRelus - 1); ++cuts) {
+    std::vector<LaunchAssignment> launches(1);
+    for (NodeId id = 0; id < kRelus; ++id) {
+      if (id > 0 && (cuts >> (id - 1) & 1u)) launches.emplace_back();
+      launches.back().nodes.push_back(id);
+    }
+    double makespan = simulate(build_plan(g, p, launches, "test", false), g, p, *cost).makespan_us;
+    EXPECT_GE(makespan, bound.us * (1 - 1e-9)) << "cuts " << cuts;
+  }
+}
+
 TEST(LowerBound, AChainPaysAnOverheadForEachLaunchItEntersOnTheChip) {
   // Relu -> Sigmoid -> Relu -> Sigmoid -> Relu, the Relus only on `dsa`
   // (on-chip memory: a launch is one kernel, its overhead in no node's
@@ -597,7 +628,7 @@ TEST(LowerBound, CoarseLaunchesOnTheChipComeInAboveIt) {
   Platform p = make_platform("", kPlatforms + "cpu-dsa.json");
   auto cost = make_roofline_cost_model(p);
   int dsa = p.find_device("emu:dsa"), cpu = p.find_device("emu:cpu");
-  for (const char* model : {"zoo:mobilenet_v2", "zoo:resnet50"}) {
+  for (const char* model : {"zoo:mobilenet_v2", "zoo:resnet50", "zoo:randwire"}) {
     Graph g = load_model(model);
     std::vector<LaunchAssignment> launches;
     std::vector<NodeId> open;
