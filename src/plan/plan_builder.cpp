@@ -270,16 +270,23 @@ class PlanBuilder {
         if (v != kNoValue) available_[{v, space}] = done;
     }
     // Copies out, on the lane the launch pushes from (created only when a
-    // copy needs it).
-    auto copy_lane = [&] { return launch.push_stream >= 0 ? lane_for(launch.device, launch.push_stream) : lane; };
+    // copy needs it; with push_spread, the next stream each time).
+    int n_pushed = 0;
+    auto copy_lane = [&] {
+      if (launch.push_stream < 0) return lane;
+      int stream = launch.push_stream;
+      if (launch.push_spread) stream = (stream + n_pushed++) % platform_.devices[launch.device].n_streams;
+      return lane_for(launch.device, stream);
+    };
     for (NodeId id : launch.nodes)
       for (ValueId v : graph_.nodes[id].outputs) {
         if (v == kNoValue) continue;
+        std::set<std::string> to;
         if (launch.push_stream >= 0)
-          if (auto reading = spaces_reading_.find(v); reading != spaces_reading_.end())
-            for (const std::string& to : reading->second)
-              if (to != space) make_available(v, copy_lane(), to);
-        if (space != kHostMemory && graph_.is_graph_output(v)) make_available(v, copy_lane(), kHostMemory);
+          if (auto reading = spaces_reading_.find(v); reading != spaces_reading_.end()) to = reading->second;
+        if (graph_.is_graph_output(v)) to.insert(kHostMemory);
+        for (const std::string& other : to)
+          if (other != space && !available_.count({v, other})) make_available(v, copy_lane(), other);
       }
   }
 

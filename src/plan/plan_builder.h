@@ -22,6 +22,9 @@ struct LaunchAssignment {
   // on its other streams:
   int push_stream = -1;  // copies of its outputs to the spaces reading them, right after it
   int pull_stream = -1;  // copies of its inputs into its space, just before it
+  // With push_stream: the k-th copy out on stream (push_stream + k) mod
+  // n_streams instead, so that the copies run side by side.
+  bool push_spread = false;
 };
 
 // The units schedulers place by default: every node in topological order,
@@ -44,8 +47,9 @@ void move_pinned_launches(std::vector<LaunchAssignment>& launches, const Graph& 
 //      Copy on the reader's lane (once per value and space), or on its
 //      device's `pull_stream`, the reader waiting for it; a launch with a
 //      `push_stream` copies each output, right after it, on that stream of
-//      its device into every other space where a launch reads it (and host
-//      memory for a graph output), and the readers only wait;
+//      its device (or, with `push_spread`, on its streams in turn) into
+//      every other space where a launch reads it (and host memory for a
+//      graph output), and the readers only wait;
 //   4. copies graph outputs produced outside host memory back to host (on
 //      the producer's lane, or its push_stream);
 //   5. before a launch on a device that overlaps others (a union device and

@@ -437,19 +437,40 @@ class LocalSearch {
     return false;
   }
 
+  // Where a launch's copies may go: (stream, spread) pairs, stream -1 for
+  // the reading lanes; spread (push only) on a device of several streams.
+  std::vector<std::pair<int, bool>> copy_placements(int device, bool push) const {
+    std::vector<std::pair<int, bool>> placements{{-1, false}};
+    int n_streams = platform_.devices[device].n_streams;
+    for (int s = 0; s < n_streams; ++s) {
+      placements.emplace_back(s, false);
+      if (push && n_streams > 1) placements.emplace_back(s, true);
+    }
+    return placements;
+  }
+
+  std::string copy_placement_text(int device, bool push, std::pair<int, bool> placement) const {
+    auto [stream, spread] = placement;
+    if (stream < 0) return "the reading lanes";
+    if (spread) return fmt::format("{}'s streams in turn from stream {}", platform_.devices[device].name, stream);
+    return where(device, stream);
+  }
+
   bool try_copy_streams(int l) {
     LaunchAssignment& a = launches_[l];
-    int n_streams = platform_.devices[a.device].n_streams;
     for (bool push : {true, false}) {
       if (!crosses_spaces(l, push)) continue;
-      int& copy_stream = push ? a.push_stream : a.pull_stream;
-      for (int s = -1; s < n_streams && !out_of_budget(); ++s) {
-        if (s == copy_stream) continue;
-        int old = copy_stream;
-        copy_stream = s;
+      std::pair<int, bool> now{push ? a.push_stream : a.pull_stream, push && a.push_spread};
+      for (std::pair<int, bool> placement : copy_placements(a.device, push)) {
+        if (out_of_budget()) return false;
+        if (placement == now || (placement.first < 0 && now.first < 0)) continue;
+        if (!push && placement.first == a.stream && now.first < 0) continue;  // pulled on its own lane: as it is
+        LaunchAssignment old = a;
+        (push ? a.push_stream : a.pull_stream) = placement.first;
+        if (push) a.push_spread = placement.second;
         std::string what = fmt::format("{} its {} on {}", push ? "pushed" : "pulled", push ? "outputs" : "inputs",
-                                       s < 0 ? std::string("the reading lanes") : where(a.device, s));
-        if (keep_if_better(l, what, [&] { copy_stream = old; })) return true;
+                                       copy_placement_text(a.device, push, placement));
+        if (keep_if_better(l, what, [&] { a = old; })) return true;
       }
     }
     return false;
@@ -460,17 +481,21 @@ class LocalSearch {
   void try_copy_streams_everywhere() {
     for (int d = 0; d < static_cast<int>(platform_.devices.size()); ++d)
       for (bool push : {true, false})
-        for (int s = 0; s < platform_.devices[d].n_streams && !out_of_budget(); ++s) {
+        for (std::pair<int, bool> placement : copy_placements(d, push)) {
+          if (placement.first < 0) continue;
+          if (out_of_budget()) return;
           std::vector<LaunchAssignment> saved = launches_;
           std::vector<int> changed;
           for (size_t l = 0; l < launches_.size(); ++l) {
             if (launches_[l].device != d || !crosses_spaces(static_cast<int>(l), push)) continue;
-            (push ? launches_[l].push_stream : launches_[l].pull_stream) = s;
+            (push ? launches_[l].push_stream : launches_[l].pull_stream) = placement.first;
+            if (push) launches_[l].push_spread = placement.second;
             changed.push_back(static_cast<int>(l));
           }
           if (changed.empty()) continue;
           std::string what = fmt::format("{} every {} launch's {} on {}", push ? "pushed" : "pulled",
-                                         platform_.devices[d].name, push ? "outputs" : "inputs", where(d, s));
+                                         platform_.devices[d].name, push ? "outputs" : "inputs",
+                                         copy_placement_text(d, push, placement));
           if (keep_if_better(changed.front(), what, [&] { launches_ = saved; }))
             for (int l : changed) why_[l] = why_[changed.front()];
         }

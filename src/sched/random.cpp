@@ -1,7 +1,7 @@
 // "random": a random valid plan — a random topological order of the fusion
 // units, each on a random device that runs it and a random stream, its
 // copies between memory spaces on random streams (LaunchAssignment's
-// push_stream and pull_stream). Used by
+// push_stream, push_spread and pull_stream). Used by
 // the equivalence tests and to measure the simulator's fidelity over plans
 // no heuristic would pick.
 #include <algorithm>
@@ -78,6 +78,7 @@ class RandomScheduler : public Scheduler {
       // of this device, either way round.
       launch.push_stream = static_cast<int>(pick(n_streams + 1)) - 1;
       launch.pull_stream = static_cast<int>(pick(n_streams + 1)) - 1;
+      launch.push_spread = pick(2) == 1;
       launches.push_back(std::move(launch));
     }
     return build_plan(graph, platform, launches, "random");

@@ -615,6 +615,16 @@ TEST(BuildPlan, PushesAndPullsCopiesOnAStreamOfTheLaunchsDevice) {
   EXPECT_EQ(copies_by_lane(pulled, g), (std::set<std::string>{"a:host->npu@emu:npu/1", "b:npu->host@cpu:0/0",
                                                               "c:npu->host@cpu:0/0"}));
 
+  // Spread over the NPU's streams in turn: b and c, both read on the CPU,
+  // leave on streams 1 and 0.
+  LaunchAssignment spreading{{a, b, c}, 1, 0, "npu"};
+  spreading.push_stream = 1;
+  spreading.push_spread = true;
+  Plan spread = build_plan(g, p, {spreading, {{d}, 0, 0, "cpu"}}, "test");
+  EXPECT_EQ(validation_error(spread, g, p), "");
+  EXPECT_EQ(copies_by_lane(spread, g), (std::set<std::string>{"x:host->npu@emu:npu/0", "b:npu->host@emu:npu/1",
+                                                              "c:npu->host@emu:npu/0"}));
+
   // A graph output leaves on the push stream; a push with nothing to copy
   // opens no lane.
   LaunchAssignment all_on_npu{{a, b, c}, 1, 0, "npu"};
