@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <map>
 #include <queue>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -78,6 +77,7 @@ class PlanBuilder {
 
   Plan build(const std::vector<LaunchAssignment>& launches) {
     check_cover(launches);
+    launches_ = &launches;
     for (ValueId v : graph_.inputs) available_[{v, kHostMemory}] = Point{};
     Plan plan;
     plan.placement.assign(graph_.nodes.size(), Placement{});
@@ -141,10 +141,6 @@ class PlanBuilder {
     }
     for (NodeId id = 0; id < static_cast<NodeId>(graph_.nodes.size()); ++id)
       if (launch_of_node_[id] < 0) fail(fmt::format("{} is in no launch", graph_.nodes[id].label()));
-    for (const LaunchAssignment& launch : launches)
-      for (NodeId id : launch.nodes)
-        for (ValueId v : graph_.nodes[id].inputs)
-          if (v != kNoValue) spaces_reading_[v].insert(platform_.devices[launch.device].memory_space);
   }
 
   int lane_for(int device, int stream) {
@@ -263,7 +259,7 @@ class PlanBuilder {
       if (last_launch_.empty()) last_launch_.assign(platform_.devices.size(), Point{});
       last_launch_[launch.device] = done;
     }
-    std::string reason = pinned_reason(launch);
+    std::string reason = stamp_identity_ ? pinned_reason(launch) : std::string();
     for (NodeId id : launch.nodes) {
       plan.placement[id] = Placement{launch.device, lane, reason};
       for (ValueId v : graph_.nodes[id].outputs)
@@ -278,15 +274,16 @@ class PlanBuilder {
       if (launch.push_spread) stream = (stream + n_pushed++) % platform_.devices[launch.device].n_streams;
       return lane_for(launch.device, stream);
     };
+    auto push = [&](ValueId v, const std::string& to) {
+      if (to != space && !available_.count({v, to})) make_available(v, copy_lane(), to);
+    };
     for (NodeId id : launch.nodes)
       for (ValueId v : graph_.nodes[id].outputs) {
         if (v == kNoValue) continue;
-        std::set<std::string> to;
         if (launch.push_stream >= 0)
-          if (auto reading = spaces_reading_.find(v); reading != spaces_reading_.end()) to = reading->second;
-        if (graph_.is_graph_output(v)) to.insert(kHostMemory);
-        for (const std::string& other : to)
-          if (other != space && !available_.count({v, other})) make_available(v, copy_lane(), other);
+          for (NodeId reader : graph_.values[v].consumers)
+            push(v, platform_.devices[(*launches_)[static_cast<size_t>(launch_of_node_[reader])].device].memory_space);
+        if (graph_.is_graph_output(v)) push(v, kHostMemory);
       }
   }
 
@@ -309,7 +306,7 @@ class PlanBuilder {
   bool stamp_identity_;
   std::vector<BuildLane> lanes_;
   std::vector<int> launch_of_node_;
-  std::map<ValueId, std::set<std::string>> spaces_reading_;  // where launches read each value
+  const std::vector<LaunchAssignment>* launches_ = nullptr;  // while build() runs
   std::map<std::pair<ValueId, std::string>, Point> available_;
   // Per device with overlaps, its latest launch so far (lane -1: none yet);
   // empty while there is none.

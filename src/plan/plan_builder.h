@@ -59,8 +59,9 @@ void move_pinned_launches(std::vector<LaunchAssignment>& launches, const Graph& 
 //      given (these Waits come before the launch's data Waits).
 // Throws ErrorCode::kUsage when the order is not topological or a device
 // does not support a node (a scheduler bug, named).
-// `stamp_identity` false leaves model_hash and platform_signature empty: for
-// the many plans a search only simulates, never to be written or run.
+// `stamp_identity` false leaves model_hash, platform_signature and the
+// placement reasons empty: for the many plans a search only simulates,
+// never to be written, explained or run.
 Plan build_plan(const Graph& graph, const Platform& platform, const std::vector<LaunchAssignment>& launches,
                 const std::string& scheduler, bool stamp_identity = true);
 

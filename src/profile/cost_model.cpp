@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <tuple>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -330,27 +331,38 @@ class MemoizingCostModel : public CostModel {
  public:
   explicit MemoizingCostModel(const CostModel& inner) : inner_(inner) {}
   Estimate launch(const Graph& graph, const std::vector<NodeId>& nodes, const PlatformDevice& device) const override {
-    auto key = std::make_pair(device.name, nodes);
-    auto it = launches_.find(key);
-    if (it == launches_.end()) it = launches_.emplace(std::move(key), inner_.launch(graph, nodes, device)).first;
-    return it->second;
+    return find_or_add(launches_, device, nodes, [&] { return inner_.launch(graph, nodes, device); });
   }
   Estimate transfer(double bytes, const PlatformDevice& from, const PlatformDevice& to) const override {
     return inner_.transfer(bytes, from, to);
   }
   std::optional<double> corun_us(const Graph& graph, const std::vector<NodeId>& nodes,
                                  const PlatformDevice& device) const override {
-    auto key = std::make_pair(device.name, nodes);
-    auto it = coruns_.find(key);
-    if (it == coruns_.end()) it = coruns_.emplace(std::move(key), inner_.corun_us(graph, nodes, device)).first;
-    return it->second;
+    return find_or_add(coruns_, device, nodes, [&] { return inner_.corun_us(graph, nodes, device); });
   }
 
  private:
+  // Looked up by reference (a search simulates the same launches over and
+  // over): the key is copied only when it is new.
   using Key = std::pair<std::string, std::vector<NodeId>>;
+  using KeyView = std::pair<const std::string&, const std::vector<NodeId>&>;
+  struct KeyLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return std::tie(a.first, a.second) < std::tie(b.first, b.second);
+    }
+  };
+  template <typename Value, typename Make>
+  static Value find_or_add(std::map<Key, Value, KeyLess>& memo, const PlatformDevice& device,
+                           const std::vector<NodeId>& nodes, Make make) {
+    auto it = memo.find(KeyView{device.name, nodes});
+    if (it == memo.end()) it = memo.emplace(Key{device.name, nodes}, make()).first;
+    return it->second;
+  }
   const CostModel& inner_;
-  mutable std::map<Key, Estimate> launches_;
-  mutable std::map<Key, std::optional<double>> coruns_;
+  mutable std::map<Key, Estimate, KeyLess> launches_;
+  mutable std::map<Key, std::optional<double>, KeyLess> coruns_;
 };
 
 }  // namespace
