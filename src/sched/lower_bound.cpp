@@ -901,7 +901,10 @@ std::vector<std::vector<std::vector<std::vector<double>>>> span_chains(const std
     from_cut[j].assign(n_devices, {});
     for (size_t e = 0; e < n_devices; ++e) {
       if (!floor[c_j][e].runs()) continue;
-      bool entries = chains.entry_us[e] == 0;  // from an on-chip device, its own launches are not counted
+      // From an on-chip device, no entry is paid on the way (critical_path_us
+      // adds one overhead for the span instead); from any other, every
+      // entry is, as in the third count.
+      bool entries = chains.entry_us[e] == 0;
       std::vector<std::vector<double>>& end = from_cut[j][e];
       end.assign(n_nodes, std::vector<double>(n_devices, -kInfinity));
       for (size_t d = 0; d < n_devices; ++d) end[c_j][d] = d == e ? 0 : kInfinity;
