@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <tuple>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 

@@ -427,10 +427,9 @@ class LocalSearch {
     const std::string& space = platform_.devices[launches_[l].device].memory_space;
     for (NodeId id : launches_[l].nodes)
       for (ValueId v : outputs ? graph_.nodes[id].outputs : graph_.nodes[id].inputs) {
-        if (v == kNoValue || graph_.values[v].is_constant()) continue;
-        if (outputs ? graph_.is_graph_output(v) && space != kHostMemory
-                    : graph_.values[v].producer == kNoNode && space != kHostMemory)
-          return true;
+        if (v == kNoValue || graph_.values[v].is_constant() || space == kHostMemory) continue;
+        // A graph output leaves for host memory, a graph input comes from there.
+        if (outputs ? graph_.is_graph_output(v) : graph_.values[v].producer == kNoNode) return true;
       }
     for (int other : outputs ? successors_[l] : predecessors_[l])
       if (platform_.devices[launches_[other].device].memory_space != space) return true;

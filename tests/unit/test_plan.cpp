@@ -625,8 +625,9 @@ TEST(BuildPlan, PushesAndPullsCopiesOnAStreamOfTheLaunchsDevice) {
   EXPECT_EQ(copies_by_lane(spread, g), (std::set<std::string>{"x:host->npu@emu:npu/0", "b:npu->host@emu:npu/1",
                                                               "c:npu->host@emu:npu/0"}));
 
-  // A graph output leaves on the push stream; a push with nothing to copy
-  // opens no lane.
+  // b and c leave on the push stream; the CPU launch's push, with nothing
+  // to copy (its output is read nowhere else and is in host memory), opens
+  // no lane.
   LaunchAssignment all_on_npu{{a, b, c}, 1, 0, "npu"};
   all_on_npu.push_stream = 1;
   LaunchAssignment on_cpu{{d}, 0, 0, "cpu"};
