@@ -774,6 +774,7 @@ struct Chains {
   // which every launch a chain enters there pays once; 0 elsewhere.
   std::vector<double> entry_us;
   std::vector<double> onchip_bytes;  // [d]: where entry_us > 0, what its chip holds
+  std::vector<int> streams;           // [d]: its lanes
 };
 
 // The three ways a chain is counted (critical_path_us says why each holds).
@@ -820,6 +821,7 @@ Chains chains(const Graph& graph, const std::vector<std::vector<Floor>>& floor, 
   for (const PlatformDevice& device : platform.devices) {
     chains.entry_us.push_back(device.onchip_bytes > 0 && device.is_emulated() ? device.launch_overhead_us : 0.0);
     chains.onchip_bytes.push_back(static_cast<double>(device.onchip_bytes));
+    chains.streams.push_back(std::max(1, device.n_streams));
   }
   for (size_t n = 0; n < n_nodes; ++n) {
     const Node& node = graph.nodes[n];
@@ -940,6 +942,142 @@ std::vector<std::vector<std::vector<std::vector<double>>>> span_chains(const std
   return from_cut;
 }
 
+// For critical_path_us: where node n on device d starts at the earliest,
+// counting the lanes its latest ancestors need. Each ancestor q on device
+// x holds a lane of x for at least its own floor, from no sooner than its
+// release (finish[q][x] less that floor: within a launch each node's floor
+// fits after those of the nodes before it) until n starts; and n starts
+// no sooner than q's end on x plus the chains from q to n (dist). Take
+// the k ancestors with the latest releases on their best devices, all
+// released at r0 or later (any set would do; these crowd the lanes
+// most): whichever device each takes, n starts at T with
+//  - T >= finish[q][x_q] + dist[q][x_q] for each of them,
+//  - T >= r0 + (their floors on x) / lanes(x) for each device x, and
+//    r0 + (all their floors) / (all lanes);
+// and T is the least that any choice of devices allows — relaxed so: a
+// device x is open to q when finish[q][x] + dist[q][x] <= T, the floors of
+// those with one open device count on it, everyone's least open floor in
+// the total. Per path the critical path puts every branch of a block on
+// the device that finishes it soonest; here those branches share its
+// lanes, or pay the way to another device (a CPU-only Concat whose
+// branches the CPU ends soonest: they queue on its one lane, or take the
+// accelerator with a copy each way).
+double late_load_start_us(size_t n, size_t d, const std::vector<std::vector<Floor>>& floor, const Chains& chains,
+                          const std::vector<std::vector<double>>& finish, const std::vector<double>& lambda,
+                          ChainCount count) {
+  constexpr size_t kLateAncestors = 16;  // more adds nothing on the zoo's graphs
+  size_t n_devices = lambda.size();
+  auto own_us = [&](size_t q, size_t x) { return floor[q][x].mixed_us(lambda[x], count != ChainCount::kFloors); };
+  auto release_us = [&](size_t q) {
+    double us = kInfinity;
+    for (size_t x = 0; x < n_devices; ++x)
+      if (std::isfinite(finish[q][x])) us = std::min(us, finish[q][x] - own_us(q, x));
+    return us;
+  };
+  // The latest ancestors: best first from n's predecessors (an ancestor is
+  // released no later than its descendants).
+  std::vector<std::pair<double, size_t>> frontier;  // a max-heap on the release
+  std::vector<size_t> seen, late;
+  std::vector<double> released_by;  // [i]: the least release among late[0..i]
+  auto reach = [&](size_t q) {
+    if (std::find(seen.begin(), seen.end(), q) != seen.end()) return;
+    seen.push_back(q);
+    frontier.emplace_back(release_us(q), q);
+    std::push_heap(frontier.begin(), frontier.end());
+  };
+  for (const Edge& edge : chains.edges_into[n]) reach(static_cast<size_t>(edge.from));
+  while (!frontier.empty() && late.size() < kLateAncestors) {
+    std::pop_heap(frontier.begin(), frontier.end());
+    auto [release, q] = frontier.back();
+    frontier.pop_back();
+    late.push_back(q);
+    released_by.push_back(released_by.empty() ? release : std::min(released_by.back(), release));
+    for (const Edge& edge : chains.edges_into[q]) reach(static_cast<size_t>(edge.from));
+  }
+  size_t m = late.size();
+  if (m < 2) return 0;
+  // dist[i][x]: how long after late[i] ends on x n starts at least, over
+  // the paths through the late ancestors (at least 0: n descends from it).
+  // Members in reverse topological order, so that each one's successors
+  // among them are done.
+  std::vector<size_t> reverse(m);
+  for (size_t i = 0; i < m; ++i) reverse[i] = i;
+  std::sort(reverse.begin(), reverse.end(), [&](size_t a, size_t b) { return late[a] > late[b]; });
+  std::vector<std::vector<double>> dist(m, std::vector<double>(n_devices, 0));
+  for (size_t i : reverse) {
+    size_t q = late[i];
+    for (size_t x = 0; x < n_devices; ++x) {
+      if (!std::isfinite(finish[q][x])) continue;
+      double longest = 0;
+      for (const Edge& edge : chains.edges_into[n])
+        if (static_cast<size_t>(edge.from) == q)
+          longest = std::max(longest, edge_cost_us(edge, chains, x, d, lambda[x], lambda[d], count));
+      for (size_t j = 0; j < m; ++j)
+        for (const Edge& edge : chains.edges_into[late[j]]) {
+          if (static_cast<size_t>(edge.from) != q) continue;
+          size_t s = late[j];
+          double shortest = kInfinity;
+          for (size_t y = 0; y < n_devices; ++y)
+            if (std::isfinite(finish[s][y]))
+              shortest = std::min(shortest, edge_cost_us(edge, chains, x, y, lambda[x], lambda[y], count) +
+                                                own_us(s, y) + dist[j][y]);
+          longest = std::max(longest, shortest);
+        }
+      dist[i][x] = longest;
+    }
+  }
+  auto arrival_us = [&](size_t i, size_t x) {
+    return std::isfinite(finish[late[i]][x]) ? finish[late[i]][x] + dist[i][x] : kInfinity;
+  };
+  int all_lanes = 0;
+  for (int lanes : chains.streams) all_lanes += lanes;
+  double start = 0;
+  std::vector<double> steps;  // the arrivals, where the open devices change
+  std::vector<double> one_device(n_devices);
+  for (size_t k = 2; k <= m; ++k) {
+    double r0 = released_by[k - 1];
+    if (!std::isfinite(r0)) break;
+    // T from the earliest every member allows, up through the arrivals.
+    steps.clear();
+    double t = 0;
+    for (size_t i = 0; i < k; ++i) {
+      double earliest = kInfinity;
+      for (size_t x = 0; x < n_devices; ++x)
+        if (std::isfinite(arrival_us(i, x))) {
+          steps.push_back(arrival_us(i, x));
+          earliest = std::min(earliest, arrival_us(i, x));
+        }
+      t = std::max(t, earliest);
+    }
+    std::sort(steps.begin(), steps.end());
+    for (;;) {
+      std::fill(one_device.begin(), one_device.end(), 0.0);
+      double least_total = 0;
+      for (size_t i = 0; i < k; ++i) {
+        size_t open = 0, last = 0;
+        double least = kInfinity;
+        for (size_t x = 0; x < n_devices; ++x)
+          if (arrival_us(i, x) <= t) {
+            ++open;
+            last = x;
+            least = std::min(least, own_us(late[i], x));
+          }
+        if (open == 1) one_device[last] += least;
+        least_total += least;
+      }
+      double need = std::max(t, r0 + least_total / all_lanes);
+      for (size_t x = 0; x < n_devices; ++x) need = std::max(need, r0 + one_device[x] / chains.streams[x]);
+      auto next = std::upper_bound(steps.begin(), steps.end(), t);
+      if (next == steps.end() || need < *next) {
+        start = std::max(start, need);
+        break;
+      }
+      t = *next;
+    }
+  }
+  return start;
+}
+
 // The critical path: finish[n][d], the earliest node n could end on device
 // d if every device were free: after each predecessor ends, on whichever
 // device is best for it, plus what the values between them cost at least
@@ -1021,6 +1159,7 @@ double critical_path_us(const std::vector<std::vector<Floor>>& floor, const Chai
                                                                       count));
           ready = std::max(ready, earliest);
         }
+        ready = std::max(ready, late_load_start_us(n, d, floor, chains, finish, lambda, count));
         double own_us = floor[n][d].mixed_us(lambda[d], count != ChainCount::kFloors);
         int k = from_cut.empty() ? -1 : spans.cut_index[n];
         for (size_t j = 0; k > 0 && chains.entry_us[d] > 0 && j < static_cast<size_t>(k); ++j) {

@@ -58,7 +58,19 @@
 //    earlier cut node on it, plus the longest chain between them, where the
 //    values passed between kernels among the nodes between them (both
 //    included) exceed its chip: a launch holding both holds all of those,
-//    so no one-kernel launch holds both.
+//    so no one-kernel launch holds both. And in every count, a node starts
+//    no sooner than its latest ancestors allow on the lanes they share:
+//    take the k ancestors with the latest releases (finish less own floor,
+//    on their best devices), all released at r0 or later; whichever device
+//    x each takes, it holds a lane of x for its floor between r0 and the
+//    node's start, and the node starts no sooner than its end there plus
+//    the chain from it to the node. So the start is at least the least T
+//    such that every one of them has a device it reaches the node from by
+//    T, and r0 plus the floors of those with only one such device fit on
+//    that device's lanes by T (and everyone's least floor on all lanes).
+//    Per path, each branch before a join takes the device that ends it
+//    soonest, all at once; here they queue on its lanes or take the way
+//    to another device.
 //  - capacity (an LP relaxation, solved with COIN-OR Clp): the smallest T
 //    such that the nodes can be split fractionally over the devices with no
 //    resource busy for longer than T. The resources are each device's

@@ -306,6 +306,54 @@ TEST(LowerBound, CopiesIntoAnotherMemorySpaceTakeALaneOfEitherDevice) {
   EXPECT_GE(pushed_us, bound.us * (1 - 1e-9));
 }
 
+TEST(LowerBound, BranchesBeforeAJoinShareTheLanesOfTheirDevice) {
+  // Eight Relus of one input, joined by a Concat only the host device runs
+  // (one lane). The accelerator also runs Relu, but in its own memory, a
+  // long copy away each way. Per path, each branch runs on the host beside
+  // the others; the capacity LP spreads them over both devices. Any real
+  // plan runs them one after another on the host's lane (or pays two
+  // copies), which the critical path counts at the Concat.
+  constexpr int kBranches = 8;
+  Graph g;
+  ValueId x = add_float_value(g, "x", {1, 1 << 12});
+  g.inputs.push_back(x);
+  std::vector<ValueId> branches;
+  for (int i = 0; i < kBranches; ++i) {
+    branches.push_back(add_float_value(g, "r" + std::to_string(i), {1, 1 << 12}));
+    add_op(g, "Relu", "relu" + std::to_string(i), {x}, {branches.back()});
+  }
+  ValueId y = add_float_value(g, "y", {1, kBranches << 12});
+  g.outputs.push_back(y);
+  add_op(g, "Concat", "concat", branches, {y});
+  g.finalize();
+  g.annotate_costs();
+  Platform p = two_devices(10, 100);
+  p.devices[1].ops = {"Relu"};
+  p.devices[1].memory_space = "acc";
+  p.devices[1].n_streams = 16;
+  for (auto [from, to] : {std::pair{"host", "acc"}, std::pair{"acc", "host"}})
+    p.links.push_back(Link{from, to, 15, 100, "file"});
+  auto cost = make_roofline_cost_model(p);
+  std::vector<LaunchAssignment> on_host;
+  for (NodeId id = 0; id < static_cast<NodeId>(g.nodes.size()); ++id)
+    on_host.push_back(LaunchAssignment{{id}, 0, 0, ""});
+  double makespan = simulate(build_plan(g, p, on_host, "test", false), g, p, *cost).makespan_us;
+  MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+  EXPECT_GE(makespan, bound.us * (1 - 1e-9));
+  // Per path one Relu and the Concat; at the join, all eight Relus (at
+  // their floors, which share the input they all read: at least half
+  // their cost alone). Neither LP sees it.
+  double relu_us = cost->launch(g, {0}, p.devices[0]).us;
+  double concat_us = cost->launch(g, {kBranches}, p.devices[0]).us;
+  ASSERT_EQ(g.nodes[kBranches].op_type, "Concat");
+  EXPECT_GT(bound.critical_path_us, concat_us + kBranches * relu_us / 2);
+  EXPECT_LT(std::max(bound.capacity_us, bound.combined_us), concat_us + kBranches * relu_us / 2);
+  for (const char* name : {"heft", "auto"}) {
+    Plan plan = make_scheduler(name)->schedule(g, p, *cost, ScheduleOptions{});
+    EXPECT_GE(simulate(plan, g, p, *cost).makespan_us, bound.us * (1 - 1e-9)) << name;
+  }
+}
+
 TEST(LowerBound, IndependentWorkSplitsOverTheDevices) {
   // Four equal independent Relus on two equal devices: at best two each.
   Graph g;
@@ -366,11 +414,11 @@ TEST(LowerBound, EachSegmentBetweenCutNodesTakesItsOwnTime) {
   for (NodeId id = 0; id < static_cast<NodeId>(g.nodes.size()); ++id)
     launches.push_back(LaunchAssignment{{id}, g.nodes[id].op_type == "Sigmoid" ? 1 : 0, 0, ""});
   double makespan = simulate(build_plan(g, p, launches, "test", false), g, p, *cost).makespan_us;
-  EXPECT_LT(bound.critical_path_us, 0.8 * makespan);
   EXPECT_GE(makespan, bound.us * (1 - 1e-9));
   // The pairs' floors share the value both read (a launch reading it once
   // could exist), so the bound stays 14% under this plan; without the
-  // segments, 57%.
+  // segments, 57%. (The critical path sees each pair on its device's one
+  // lane, not the segments: 86%.)
   EXPECT_GT(bound.capacity_us, 0.85 * makespan);
 }
 
@@ -565,13 +613,13 @@ TEST(LowerBound, CombinedChainsPayTheCopiesBetweenMemorySpaces) {
 TEST(LowerBound, CombinedChainsCarryTheValuesTheyPass) {
   // bert's attention values are read by several nodes, each of whose floors
   // holds a share of the read; a chain passes such a value whole. On
-  // phone-soc the combined LP with the floors alone reaches 1.01x the
-  // critical path; with its edges carrying the values, 1.07x.
+  // phone-soc the combined LP with the floors alone stays under the
+  // critical path; with its edges carrying the values, 1.03x above it.
   Graph g = load_model("zoo:bert");
   Platform p = make_platform("", kPlatforms + "phone-soc.json");
   auto cost = make_roofline_cost_model(p);
   MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
-  EXPECT_GT(bound.combined_us, 1.05 * std::max(bound.critical_path_us, bound.capacity_us));
+  EXPECT_GT(bound.combined_us, 1.02 * std::max(bound.critical_path_us, bound.capacity_us));
   for (const char* name : {"heft", "partition-tuner"}) {
     Plan plan = make_scheduler(name)->schedule(g, p, *cost, ScheduleOptions{});
     EXPECT_GE(simulate(plan, g, p, *cost).makespan_us, bound.us * (1 - 1e-9)) << name;
