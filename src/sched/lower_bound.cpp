@@ -945,8 +945,8 @@ std::vector<std::vector<std::vector<std::vector<double>>>> span_chains(const std
 // For critical_path_us: where node n on device d starts at the earliest,
 // counting the lanes its latest ancestors need. Each ancestor q on device
 // x holds a lane of x for at least its own floor, from no sooner than its
-// release (finish[q][x] less that floor: within a launch each node's floor
-// fits after those of the nodes before it) until n starts; and n starts
+// release (finish[q][x] less that floor: q's part of its launch lasts at
+// least the floor and ends no sooner than finish) until n starts; and n starts
 // no sooner than q's end on x plus the chains from q to n (dist). Take
 // the k ancestors with the latest releases on their best devices, all
 // released at r0 or later (any set would do; these crowd the lanes
