@@ -51,7 +51,8 @@ struct Floor {
   bool runs() const { return std::isfinite(compute_us); }
   // Its floor in the view lambda. With edges carrying the values (which
   // they count in the memory view only), the mix even for a kernel of its
-  // own: the longer view could be compute, while the edge adds traffic.
+  // own: the longer view could be compute, while the edge adds traffic
+  // (Chains::kernel_us counts such a kernel whole, values included).
   double mixed_us(double lambda, bool edges_carry_values) const {
     if (own_kernel && !edges_carry_values) return std::max(compute_us, memory_us);
     return lambda * compute_us + (1 - lambda) * (edges_carry_values ? chain_memory_us : memory_us);
@@ -775,6 +776,11 @@ struct Chains {
   std::vector<double> entry_us;
   std::vector<double> onchip_bytes;  // [d]: where entry_us > 0, what its chip holds
   std::vector<int> streams;           // [d]: its lanes
+  // [n][d]: where n is a kernel of its own (Floor::own_kernel) on a
+  // roofline device without on-chip memory, that kernel's floor whole:
+  // max(compute, memory with the values it reads and writes), which the
+  // carried counts take instead of the mix (critical_path_us); 0 elsewhere.
+  std::vector<std::vector<double>> kernel_us;
 };
 
 // The three ways a chain is counted (critical_path_us says why each holds).
@@ -785,15 +791,26 @@ enum class ChainCount {
 };
 
 // What edge p -> n costs at least with p on device a (in view lambda_a)
-// and n on b (lambda_b), besides the nodes' floors.
+// and n on b (lambda_b), besides the nodes' floors. Where the chain counts
+// p's kernel whole (writer_kernel: Chains::kernel_us, which holds the
+// values p writes) the edge leaves p's write out, and likewise n's read
+// (reader_kernel).
 double edge_cost_us(const Edge& edge, const Chains& chains, size_t a, size_t b, double lambda_a, double lambda_b,
-                    ChainCount count) {
+                    ChainCount count, bool writer_kernel = false, bool reader_kernel = false) {
   double us = edge.transfer_us[a][b];
   if (count == ChainCount::kFloors) return us;
+  double write = writer_kernel ? 0 : (1 - lambda_a) * edge.write_us[a];
+  double read = reader_kernel ? 0 : (1 - lambda_b) * edge.read_us[b];
   double entry_us = count == ChainCount::kEntries ? chains.entry_us[b] : 0;
-  if (a != b) return us + (1 - lambda_a) * edge.write_us[a] + (1 - lambda_b) * edge.read_us[b] + entry_us;
+  if (a != b) return us + write + read + entry_us;
   if (entry_us > 0) return us;
-  return us + std::min(edge.same_chip_us[a], (1 - lambda_a) * edge.same_memory_us[a]);
+  // Between fusion units on one device (same_memory_us, where both are
+  // costed by the roofline: the write and the read), or a chip's share.
+  return us + std::min(edge.same_chip_us[a], edge.same_memory_us[a] > 0 ? write + read : 0.0);
+}
+
+bool counts_kernel(const Chains& chains, size_t n, size_t d, ChainCount count) {
+  return count != ChainCount::kFloors && chains.kernel_us[n][d] > 0;
 }
 
 // Where a chain may start on device d: after n's graph inputs reach it,
@@ -878,6 +895,22 @@ Chains chains(const Graph& graph, const std::vector<std::vector<Floor>>& floor, 
       chains.edges_into[n].push_back(std::move(edge));
     }
   }
+  // A kernel holding n alone reads every value n reads from other nodes
+  // and writes every value other nodes read (graph outputs are among its
+  // external bytes already): its floor is at least the larger of its
+  // compute and its memory with those values.
+  chains.kernel_us.assign(n_nodes, std::vector<double>(n_devices, 0));
+  for (size_t n = 0; n < n_nodes; ++n)
+    for (size_t d = 0; d < n_devices; ++d) {
+      const Floor& f = floor[n][d];
+      if (!f.own_kernel || !f.roofline || platform.devices[d].onchip_bytes > 0) continue;
+      double memory_us = f.chain_memory_us;
+      for (const Edge& edge : chains.edges_into[n]) memory_us += edge.read_us[d];
+      for (ValueId v : graph.nodes[n].outputs)
+        if (v != kNoValue && !graph.is_graph_output(v) && !graph.values[v].consumers.empty())
+          memory_us += graph.values[v].nbytes() * per_byte_us(d);
+      chains.kernel_us[n][d] = std::max(f.compute_us, memory_us);
+    }
   return chains;
 }
 
@@ -928,7 +961,8 @@ std::vector<std::vector<std::vector<std::vector<double>>>> span_chains(const std
               // on-chip device (as kEntries).
               double cost = entries || from != d || chains.entry_us[d] == 0
                                 ? edge_cost_us(edge, chains, from, d, lambda[from], lambda[d],
-                                               entries ? ChainCount::kEntries : ChainCount::kCarried)
+                                               entries ? ChainCount::kEntries : ChainCount::kCarried,
+                                               chains.kernel_us[edge.from][from] > 0)
                                 : edge.transfer_us[from][d];
               earliest = std::min(earliest, before[from] + cost);
             }
@@ -964,7 +998,7 @@ std::vector<std::vector<std::vector<std::vector<double>>>> span_chains(const std
 // accelerator with a copy each way).
 double late_load_start_us(size_t n, size_t d, const std::vector<std::vector<Floor>>& floor, const Chains& chains,
                           const std::vector<std::vector<double>>& finish, const std::vector<double>& lambda,
-                          ChainCount count) {
+                          ChainCount count, bool whole) {
   constexpr size_t kLateAncestors = 16;  // more adds nothing on the zoo's graphs
   size_t n_devices = lambda.size();
   auto own_us = [&](size_t q, size_t x) { return floor[q][x].mixed_us(lambda[x], count != ChainCount::kFloors); };
@@ -1011,7 +1045,8 @@ double late_load_start_us(size_t n, size_t d, const std::vector<std::vector<Floo
       double longest = 0;
       for (const Edge& edge : chains.edges_into[n])
         if (static_cast<size_t>(edge.from) == q)
-          longest = std::max(longest, edge_cost_us(edge, chains, x, d, lambda[x], lambda[d], count));
+          longest = std::max(longest, edge_cost_us(edge, chains, x, d, lambda[x], lambda[d], count,
+                                                   counts_kernel(chains, q, x, count), whole));
       for (size_t j = 0; j < m; ++j)
         for (const Edge& edge : chains.edges_into[late[j]]) {
           if (static_cast<size_t>(edge.from) != q) continue;
@@ -1019,7 +1054,8 @@ double late_load_start_us(size_t n, size_t d, const std::vector<std::vector<Floo
           double shortest = kInfinity;
           for (size_t y = 0; y < n_devices; ++y)
             if (std::isfinite(finish[s][y]))
-              shortest = std::min(shortest, edge_cost_us(edge, chains, x, y, lambda[x], lambda[y], count) +
+              shortest = std::min(shortest, edge_cost_us(edge, chains, x, y, lambda[x], lambda[y], count,
+                                                         counts_kernel(chains, q, x, count)) +
                                                 own_us(s, y) + dist[j][y]);
           longest = std::max(longest, shortest);
         }
@@ -1150,29 +1186,35 @@ double critical_path_us(const std::vector<std::vector<Floor>>& floor, const Chai
       for (size_t d = 0; d < n_devices; ++d) {
         finish[n][d] = kInfinity;
         if (!floor[n][d].runs()) continue;
+        // A kernel of its own counted whole takes the values it reads and
+        // writes in its floor, so its edges leave them out.
+        bool whole = counts_kernel(chains, n, d, count);
         double ready = start_us(chains, n, d, count);
         for (const Edge& edge : chains.edges_into[n]) {
           double earliest = kInfinity;
           const std::vector<double>& before = finish[static_cast<size_t>(edge.from)];
           for (size_t from = 0; from < n_devices; ++from)
-            earliest = std::min(earliest, before[from] + edge_cost_us(edge, chains, from, d, lambda[from], lambda[d],
-                                                                      count));
+            earliest = std::min(earliest,
+                                before[from] + edge_cost_us(edge, chains, from, d, lambda[from], lambda[d], count,
+                                                            counts_kernel(chains, edge.from, from, count), whole));
           ready = std::max(ready, earliest);
         }
-        ready = std::max(ready, late_load_start_us(n, d, floor, chains, finish, lambda, count));
-        double own_us = floor[n][d].mixed_us(lambda[d], count != ChainCount::kFloors);
+        ready = std::max(ready, late_load_start_us(n, d, floor, chains, finish, lambda, count, whole));
+        double own_us = whole ? chains.kernel_us[n][d] : floor[n][d].mixed_us(lambda[d], count != ChainCount::kFloors);
+        double end = ready + own_us;
         int k = from_cut.empty() ? -1 : spans.cut_index[n];
         for (size_t j = 0; k > 0 && chains.entry_us[d] > 0 && j < static_cast<size_t>(k); ++j) {
           if (!(spans.bytes[j][static_cast<size_t>(k)] > chains.onchip_bytes[d]) || from_cut[j].empty()) continue;
           size_t c_j = static_cast<size_t>(spans.cuts[j]);
+          // (that chain ends with n's own floor, as the span's chains count it)
           double earliest = kInfinity;
           for (size_t e = 0; e < n_devices; ++e)
             if (std::isfinite(finish[c_j][e]))
-              earliest = std::min(earliest, finish[c_j][e] + from_cut[j][e][n][d] - own_us +
-                                                (e == d ? chains.entry_us[d] : 0.0));
-          ready = std::max(ready, earliest);
+              earliest = std::min(earliest,
+                                  finish[c_j][e] + from_cut[j][e][n][d] + (e == d ? chains.entry_us[d] : 0.0));
+          end = std::max(end, earliest);
         }
-        finish[n][d] = ready + own_us;
+        finish[n][d] = end;
         best_end = std::min(best_end, finish[n][d] + chains.out_us[n][d]);
       }
       longest = std::max(longest, best_end);

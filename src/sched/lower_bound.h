@@ -36,9 +36,10 @@
 // Kernel by kernel, a kernel holds nodes of one merge class only: a fusion
 // unit, or the Conv units IOS's merge joins (conv_merge_key). A node alone
 // in its class takes the longer of its two views wherever a view is taken
-// (but on chains whose edges carry the values: those count in the memory
-// view only), and the capacity LP counts each class's nodes on a device at
-// the larger of their two views summed.
+// (on chains whose edges carry the values, with those values where it is
+// a kernel of its own — see the critical path — else in the mix), and the
+// capacity LP counts each class's nodes on a device at the larger of their
+// two views summed.
 // Three bounds, the largest wins:
 //  - critical path: the longest chain of nodes, each on any device, every
 //    device free, with the hand-overs and copies between devices along it
@@ -53,11 +54,17 @@
 //    the chain pays the launch overhead wherever it starts there or enters
 //    from another device, and nothing on its edges within the device (a
 //    launch it enters starts after the value it enters with, and its
-//    overhead is in no node's floor). In that third count, a cut node (see
-//    below) on such a device also ends at least one overhead after an
-//    earlier cut node on it, plus the longest chain between them, where the
-//    values passed between kernels among the nodes between them (both
-//    included) exceed its chip: a launch holding both holds all of those,
+//    overhead is in no node's floor). In the second and third counts, a
+//    node alone in its class on a roofline device without on-chip memory
+//    is its own kernel, which reads every value it takes from other nodes
+//    and writes every value they take from it: it counts whole, the longer
+//    of its compute and its memory with those values, and the chain's edges
+//    into and out of it leave them out (one view per device would count a
+//    compute-bound and a memory-bound kernel there at less than they take).
+//    In the third count, a cut node (see below) on an on-chip device also
+//    ends at least one overhead after an earlier cut node on it, plus the
+//    longest chain between them, where the values passed between kernels
+//    among the nodes between them (both included) exceed its chip: a launch holding both holds all of those,
 //    so no one-kernel launch holds both. And in every count, a node starts
 //    no sooner than its latest ancestors allow on the lanes they share:
 //    take the k ancestors with the latest releases (finish less own floor,

@@ -354,6 +354,35 @@ TEST(LowerBound, BranchesBeforeAJoinShareTheLanesOfTheirDevice) {
   }
 }
 
+TEST(LowerBound, AKernelOfItsOwnTakesItsLongerViewWithTheValuesItPasses) {
+  // A compute-bound MatMul whose output two memory-bound Softmaxes read,
+  // each node a kernel of its own. Node by node the floors share that
+  // output between its readers, and a chain's one view per device counts
+  // the MatMul or the Softmax at less than it takes; each kernel counted
+  // whole, with every value it reads and writes, the critical path is the
+  // MatMul and a Softmax end to end.
+  constexpr int64_t kSide = 128;
+  Graph g;
+  auto value = [&](const std::string& name) { return add_float_value(g, name, {kSide, kSide}); };
+  ValueId x = value("x"), w = value("w"), h = value("h"), y0 = value("y0"), y1 = value("y1");
+  g.values[w].initializer = Tensor(DType::kFloat32, {kSide, kSide});
+  g.inputs.push_back(x);
+  g.outputs = {y0, y1};
+  NodeId matmul = add_op(g, "MatMul", "matmul", {x, w}, {h});
+  NodeId softmax = add_op(g, "Softmax", "softmax0", {h}, {y0});
+  add_op(g, "Softmax", "softmax1", {h}, {y1});
+  g.finalize();
+  g.annotate_costs();
+  Platform p = two_devices(10, 10);
+  p.devices.resize(1);
+  auto cost = make_roofline_cost_model(p);
+  double chain_us = cost->launch(g, {matmul}, p.devices[0]).us + cost->launch(g, {softmax}, p.devices[0]).us;
+  MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
+  EXPECT_NEAR(bound.critical_path_us, chain_us, 1e-9 * chain_us);
+  Plan plan = make_scheduler("sequential")->schedule(g, p, *cost, ScheduleOptions{});
+  EXPECT_GE(simulate(plan, g, p, *cost).makespan_us, bound.us * (1 - 1e-9));
+}
+
 TEST(LowerBound, IndependentWorkSplitsOverTheDevices) {
   // Four equal independent Relus on two equal devices: at best two each.
   Graph g;
@@ -613,13 +642,15 @@ TEST(LowerBound, CombinedChainsPayTheCopiesBetweenMemorySpaces) {
 TEST(LowerBound, CombinedChainsCarryTheValuesTheyPass) {
   // bert's attention values are read by several nodes, each of whose floors
   // holds a share of the read; a chain passes such a value whole. On
-  // phone-soc the combined LP with the floors alone stays under the
-  // critical path; with its edges carrying the values, 1.03x above it.
+  // phone-soc the combined LP with the floors alone comes 1.01x above the
+  // capacity LP whose rows it holds; with its edges carrying the values,
+  // 1.07x. (The critical path, which counts each kernel of its own whole,
+  // is above both.)
   Graph g = load_model("zoo:bert");
   Platform p = make_platform("", kPlatforms + "phone-soc.json");
   auto cost = make_roofline_cost_model(p);
   MakespanLowerBound bound = makespan_lower_bound(g, p, *cost);
-  EXPECT_GT(bound.combined_us, 1.02 * std::max(bound.critical_path_us, bound.capacity_us));
+  EXPECT_GT(bound.combined_us, 1.05 * bound.capacity_us);
   for (const char* name : {"heft", "partition-tuner"}) {
     Plan plan = make_scheduler(name)->schedule(g, p, *cost, ScheduleOptions{});
     EXPECT_GE(simulate(plan, g, p, *cost).makespan_us, bound.us * (1 - 1e-9)) << name;
