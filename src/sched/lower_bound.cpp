@@ -809,6 +809,7 @@ double edge_cost_us(const Edge& edge, const Chains& chains, size_t a, size_t b, 
   return us + std::min(edge.same_chip_us[a], edge.same_memory_us[a] > 0 ? write + read : 0.0);
 }
 
+// Whether a chain in this count takes n's kernel on d whole (Chains::kernel_us).
 bool counts_kernel(const Chains& chains, size_t n, size_t d, ChainCount count) {
   return count != ChainCount::kFloors && chains.kernel_us[n][d] > 0;
 }
@@ -962,7 +963,7 @@ std::vector<std::vector<std::vector<std::vector<double>>>> span_chains(const std
               double cost = entries || from != d || chains.entry_us[d] == 0
                                 ? edge_cost_us(edge, chains, from, d, lambda[from], lambda[d],
                                                entries ? ChainCount::kEntries : ChainCount::kCarried,
-                                               chains.kernel_us[edge.from][from] > 0)
+                                               counts_kernel(chains, edge.from, from, ChainCount::kCarried))
                                 : edge.transfer_us[from][d];
               earliest = std::min(earliest, before[from] + cost);
             }
@@ -995,7 +996,9 @@ std::vector<std::vector<std::vector<std::vector<double>>>> span_chains(const std
 // the device that finishes it soonest; here those branches share its
 // lanes, or pay the way to another device (a CPU-only Concat whose
 // branches the CPU ends soonest: they queue on its one lane, or take the
-// accelerator with a copy each way).
+// accelerator with a copy each way). With `whole`, n counts its kernel
+// whole (Chains::kernel_us), reads included: the edges into it leave
+// them out.
 double late_load_start_us(size_t n, size_t d, const std::vector<std::vector<Floor>>& floor, const Chains& chains,
                           const std::vector<std::vector<double>>& finish, const std::vector<double>& lambda,
                           ChainCount count, bool whole) {
