@@ -53,6 +53,14 @@ Platform two_devices(double fast_gflops, double slow_gflops) {
   return p;
 }
 
+// Puts the second device in a memory space of its own ("acc"), linked to
+// host memory both ways.
+void second_in_own_memory(Platform& p, double latency_us, double bandwidth_gbps) {
+  p.devices[1].memory_space = "acc";
+  for (auto [from, to] : {std::pair{"host", "acc"}, std::pair{"acc", "host"}})
+    p.links.push_back(Link{from, to, latency_us, bandwidth_gbps, "file"});
+}
+
 TEST(LowerBound, ChainIsTheSumOfItsNodesFloors) {
   // Relu after Relu, memory-bound, on devices without on-chip memory: each
   // value between them is written and read through memory in any plan, and
@@ -277,9 +285,7 @@ TEST(LowerBound, CopiesIntoAnotherMemorySpaceTakeALaneOfEitherDevice) {
   Platform p = two_devices(10, 10);
   p.devices[0].ops = {"Sigmoid"};
   p.devices[1].ops = {"Relu"};
-  p.devices[1].memory_space = "acc";
-  for (auto [from, to] : {std::pair{"host", "acc"}, std::pair{"acc", "host"}})
-    p.links.push_back(Link{from, to, 50, 1, "file"});
+  second_in_own_memory(p, 50, 1);
   auto cost = make_roofline_cost_model(p);
   double copy_us = cost->transfer(g.values[g.nodes[0].outputs[0]].nbytes(), p.devices[0], p.devices[1]).us;
   ASSERT_EQ(g.nodes[0].op_type, "Sigmoid");
@@ -329,10 +335,8 @@ TEST(LowerBound, BranchesBeforeAJoinShareTheLanesOfTheirDevice) {
   g.annotate_costs();
   Platform p = two_devices(10, 100);
   p.devices[1].ops = {"Relu"};
-  p.devices[1].memory_space = "acc";
   p.devices[1].n_streams = 16;
-  for (auto [from, to] : {std::pair{"host", "acc"}, std::pair{"acc", "host"}})
-    p.links.push_back(Link{from, to, 15, 100, "file"});
+  second_in_own_memory(p, 15, 100);
   auto cost = make_roofline_cost_model(p);
   std::vector<LaunchAssignment> on_host;
   for (NodeId id = 0; id < static_cast<NodeId>(g.nodes.size()); ++id)
@@ -612,9 +616,7 @@ TEST(LowerBound, CombinedChainsPayTheCopiesBetweenMemorySpaces) {
   g.annotate_costs();
   Platform p = two_devices(20, 10);
   p.devices[1].ops = {"Relu"};
-  p.devices[1].memory_space = "acc";
-  for (auto [from, to] : {std::pair{"host", "acc"}, std::pair{"acc", "host"}})
-    p.links.push_back(Link{from, to, 5, 50, "file"});
+  second_in_own_memory(p, 5, 50);
   auto cost = make_roofline_cost_model(p);
   double bytes = g.values[g.nodes[0].outputs[0]].nbytes();
   double f = cost->launch(g, {0}, p.devices[0]).us, s = cost->launch(g, {1}, p.devices[1]).us;
