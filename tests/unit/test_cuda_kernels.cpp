@@ -208,6 +208,19 @@ TEST(CudaBackend, FusionGroupsFollowTheZooPatterns) {
     if (bert.nodes[n].op_type == "MatMul" && group.size() == 2 && bert.nodes[group[1]].op_type == "Add") ++matmul_bias;
   }
   EXPECT_EQ(matmul_bias, 6);  // Q, K, V, output projection, two FFN layers
+
+  // The epilogue's bias runs over B's columns: with a 1-D B the output's last
+  // dim is A's rows, and a bias over it stays an Add of its own.
+  for (bool b_matrix : {true, false}) {
+    TestGraph t;
+    t.input("a", random({4, 3}, 1));
+    t.input("b", b_matrix ? random({3, 4}, 2) : random({3}, 2), true);
+    t.input("bias", random({4}, 3), true);
+    t.node("MatMul", {"a", "b"}, {"y"});
+    t.node("Add", {"y", "bias"}, {"z"});
+    const Graph& g = t.finish({"z"});
+    EXPECT_EQ(cuda::gpu_fusion_group(g, 0).size(), b_matrix ? 2u : 1u) << "B of rank " << (b_matrix ? 2 : 1);
+  }
 }
 
 TEST(CudaBackend, DeclinesWhatItDoesNotRun) {
@@ -220,6 +233,17 @@ TEST(CudaBackend, DeclinesWhatItDoesNotRun) {
   Node other = g.nodes[0];
   other.op_type = "NonZero";
   EXPECT_EQ(cuda::gpu_declines(g, other), "no CUDA kernel for NonZero");
+
+  // An empty tensor would be a launch of no blocks, a product with a leading
+  // dimension 0: the reference kernels run it.
+  TestGraph e;
+  e.input("a", f32({0, 3}, {}));
+  e.input("w", random({3, 2}, 1), true);
+  e.node("MatMul", {"a", "w"}, {"y"});
+  e.node("Relu", {"y"}, {"r"});
+  const Graph& empty = e.finish({"r"});
+  EXPECT_EQ(cuda::gpu_declines(empty, empty.nodes[0]), "value 'a' is empty");
+  EXPECT_EQ(cuda::gpu_declines(empty, empty.nodes[1]), "value 'y' is empty");
   EXPECT_THAT(cuda::gpu_op_types(), ::testing::IsSupersetOf({"Conv", "MatMul", "Gemm", "MaxPool", "Softmax",
                                                               "LayerNormalization", "Concat", "Transpose"}));
 }

@@ -84,6 +84,10 @@ std::string gpu_declines(const Graph& graph, const Node& node) {
       if (!value.is_constant() && !value.shape_is_static())
         return fmt::format("value '{}' has no static shape", value.name);
       if (value.dtype == DType::kUndefined) return fmt::format("value '{}' has no known dtype", value.name);
+      // A kernel launch of no blocks is an error and a library call with a
+      // leading dimension 0 is refused; the reference kernels run empty tensors.
+      if (!value.is_constant() && shape_numel(value.shape) == 0)
+        return fmt::format("value '{}' is empty", value.name);
     }
   return kernel->declines ? kernel->declines(graph, node) : "";
 }
@@ -145,10 +149,12 @@ std::vector<NodeId> gpu_fusion_group(const Graph& graph, NodeId node, const std:
       takes = same_float_shape(graph, other, last) && same_float_shape(graph, add.outputs[0], last) &&
               (producer == kNoNode || producer < node);
     } else if (anchor.op_type == "MatMul") {
-      // A bias over the last dim: the cuBLASLt epilogue's bias vector.
+      // A bias over the last dim: the cuBLASLt epilogue's bias vector, which
+      // runs over B's columns; with a 1-D B the last dim is A's rows.
       const Value& bias = graph.values[other];
       const Shape& y = graph.values[last].shape;
-      bool vector = bias.is_constant() && bias.dtype == DType::kFloat32 && !y.empty() &&
+      bool b_matrix = graph.values[anchor.inputs[1]].shape.size() >= 2;
+      bool vector = b_matrix && bias.is_constant() && bias.dtype == DType::kFloat32 && !y.empty() &&
                     bias.initializer->numel() == y.back() && bias.shape.size() <= y.size() &&
                     (bias.shape.empty() || bias.shape.back() == y.back());
       takes = vector && same_float_shape(graph, add.outputs[0], last);

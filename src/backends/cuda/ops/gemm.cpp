@@ -154,10 +154,11 @@ std::string gemm_declines(const Graph& graph, const Node& node) {
   const Shape& a = graph.values[node.inputs[0]].shape;
   const Shape& b = graph.values[node.inputs[1]].shape;
   if (a.size() != 2 || b.size() != 2) return "A or B not 2-D";
-  for (int64_t d : a)
-    if (!fits_int(d)) return "dims above 2^31";
-  for (int64_t d : b)
-    if (!fits_int(d)) return "dims above 2^31";
+  for (const Shape* s : {&a, &b})
+    for (int64_t d : *s) {
+      if (d == 0) return "an empty dimension";
+      if (!fits_int(d)) return "dims above 2^31";
+    }
   if (node.input(2) != kNoValue && graph.values[node.inputs[2]].shape.size() > 2) return "C of rank above 2";
   return "";
 }
@@ -230,8 +231,10 @@ std::string matmul_declines(const Graph& graph, const Node& node) {
   const Shape& b = graph.values[node.inputs[1]].shape;
   if (a.empty() || b.empty()) return "scalar operands";
   for (const Shape* s : {&a, &b})
-    for (int64_t d : *s)
+    for (int64_t d : *s) {
+      if (d == 0) return "an empty dimension";
       if (!fits_int(d)) return "dims above 2^31";
+    }
   int64_t rows = shape_numel(a) / a.back();
   if (!fits_int(rows)) return "more than 2^31 rows";
   return "";
