@@ -73,6 +73,15 @@ struct Plan {
   int n_copies() const;
 };
 
+// The work a plan gives each of its devices (indexed as Plan::devices): its
+// lanes, its launches, and the nodes and FLOPs of those launches. What
+// `explain`, compare's JSON and the HTML report show as each device's share.
+struct PlanDeviceWork {
+  int lanes = 0, launches = 0, nodes = 0;
+  double flops = 0;
+};
+std::vector<PlanDeviceWork> work_by_device(const Plan& plan, const Graph& graph);
+
 // Hash (hex) of the graph's structure: node ops, attributes, connections,
 // value names, dtypes and shapes (not weights). A plan made for one graph
 // is refused for another.

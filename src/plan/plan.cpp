@@ -43,6 +43,21 @@ int count_steps(const Plan& plan, StepKind kind) {
 int Plan::n_launches() const { return count_steps(*this, StepKind::kLaunch); }
 int Plan::n_copies() const { return count_steps(*this, StepKind::kCopy); }
 
+std::vector<PlanDeviceWork> work_by_device(const Plan& plan, const Graph& graph) {
+  std::vector<PlanDeviceWork> work(plan.devices.size());
+  for (const Lane& lane : plan.lanes) {
+    PlanDeviceWork& w = work.at(lane.device);
+    ++w.lanes;
+    for (const PlanStep& step : lane.steps) {
+      if (step.kind != StepKind::kLaunch) continue;
+      ++w.launches;
+      w.nodes += static_cast<int>(step.nodes.size());
+      for (NodeId id : step.nodes) w.flops += graph.nodes[id].cost.flops;
+    }
+  }
+  return work;
+}
+
 // ---------------------------------------------------------------- fingerprint
 
 namespace {

@@ -63,26 +63,13 @@ void overview(Report& out, const Plan& plan, const Graph& graph, const std::stri
 }
 
 void devices(Report& out, const Plan& plan, const Graph& graph) {
-  size_t n = plan.devices.size();
-  std::vector<int> lanes(n, 0), launches(n, 0), nodes(n, 0);
-  std::vector<double> flops(n, 0);
-  for (const Lane& lane : plan.lanes) {
-    ++lanes[lane.device];
-    for (const PlanStep& step : lane.steps) {
-      if (step.kind != StepKind::kLaunch) continue;
-      ++launches[lane.device];
-      for (NodeId id : step.nodes) {
-        ++nodes[lane.device];
-        flops[lane.device] += graph.nodes[id].cost.flops;
-      }
-    }
-  }
+  std::vector<PlanDeviceWork> work = work_by_device(plan, graph);
   double total_flops = graph.total_flops();
   std::vector<std::vector<std::string>> rows = {{"device", "lanes", "launches", "share", "nodes", "GFLOPs", "share"}};
-  for (size_t d = 0; d < n; ++d)
-    rows.push_back({plan.devices[d], std::to_string(lanes[d]), std::to_string(launches[d]),
-                    percent(launches[d], plan.n_launches()), std::to_string(nodes[d]),
-                    fmt::format("{:.3f}", flops[d] / 1e9), percent(flops[d], total_flops)});
+  for (size_t d = 0; d < work.size(); ++d)
+    rows.push_back({plan.devices[d], std::to_string(work[d].lanes), std::to_string(work[d].launches),
+                    percent(work[d].launches, plan.n_launches()), std::to_string(work[d].nodes),
+                    fmt::format("{:.3f}", work[d].flops / 1e9), percent(work[d].flops, total_flops)});
   out.print("\ndevices:\n");
   out.table(rows, {false, true, true, true, true, true, true});
 }

@@ -1023,13 +1023,11 @@ std::string placement_section(Context& x) {
                        i == 0 ? " font-weight=\"700\"" : "", escape(row.name));
     size_t n = plan.devices.size();
     std::vector<double> nodes(n, 0), flops(n, 0);
-    for (const Lane& lane : plan.lanes)
-      for (const PlanStep& step : lane.steps)
-        if (step.kind == StepKind::kLaunch)
-          for (NodeId id : step.nodes) {
-            nodes[lane.device] += 1;
-            flops[lane.device] += x.graph.nodes[id].cost.flops;
-          }
+    std::vector<PlanDeviceWork> work = work_by_device(plan, x.graph);
+    for (size_t d = 0; d < n; ++d) {
+      nodes[d] = work[d].nodes;
+      flops[d] = work[d].flops;
+    }
     std::vector<double> busy = row.predicted ? busy_us(*row.predicted, n) : std::vector<double>(n, 0);
     const std::vector<double>* columns[] = {&nodes, &flops, &busy};
     for (int k = 0; k < 3; ++k) {

@@ -853,6 +853,18 @@ TEST(CompareCli, MeasuresPlansAndTheUnionOfTheCoresOnARealMachine) {
     EXPECT_LE(s["measured_min_ms"].get<double>(), s["measured_p50_ms"].get<double>()) << s;
     EXPECT_GE(s["measured_max_ms"].get<double>(), s["measured_p50_ms"].get<double>()) << s;
     EXPECT_GE(s["plan_ms"].get<double>(), 0) << s;
+    // Each device's share of the work adds up to the whole model.
+    int nodes = 0;
+    double flops = 0;
+    for (const auto& d : s["devices"]) {
+      nodes += d["nodes"].get<int>();
+      flops += d["flops"].get<double>();
+    }
+    EXPECT_EQ(nodes, j["nodes"].get<int>()) << s;
+    EXPECT_NEAR(flops, j["total_flops"].get<double>(), 1e-6 * flops) << s;
+    int used = 0;
+    for (const auto& d : s["devices"]) used += d["nodes"].get<int>() > 0 ? 1 : 0;
+    EXPECT_EQ(used, s["name"] == "sequential" ? 1 : 2) << s;
   }
   std::filesystem::remove_all(dir);
 }

@@ -84,7 +84,7 @@ struct CompareCommand {
   std::string json_path;
   std::string report_dir;
 
-  void write_json(const Comparison& c, const Platform& platform) const {
+  void write_json(const Comparison& c, const Graph& graph, const Platform& platform) const {
     auto number_or_null = [](double v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
     nlohmann::json sequential = nlohmann::json::array();
     for (const auto& b : c.sequential)
@@ -102,6 +102,18 @@ struct CompareCommand {
                             {"measured_max_ms", number_or_null(s.measured.max_ms)},
                             {"plan_ms", s.plan_ms}};
       if (!s.error.empty()) row["error"] = s.error;
+      if (s.plan) {
+        // Each device's share of the work, e.g. how much a CPU takes next to a GPU.
+        std::vector<PlanDeviceWork> work = work_by_device(*s.plan, graph);
+        nlohmann::json devices = nlohmann::json::array();
+        for (size_t d = 0; d < work.size(); ++d)
+          devices.push_back({{"device", s.plan->devices[d]},
+                             {"lanes", work[d].lanes},
+                             {"launches", work[d].launches},
+                             {"nodes", work[d].nodes},
+                             {"flops", work[d].flops}});
+        row["devices"] = devices;
+      }
       rows.push_back(row);
     }
     nlohmann::json j = {{"model", model.model},
@@ -109,6 +121,8 @@ struct CompareCommand {
                         {"measured", options.measure},
                         {"emulated", platform.has_emulated()},
                         {"lower_bound_ms", c.lower_bound_ms},
+                        {"nodes", graph.nodes.size()},
+                        {"total_flops", graph.total_flops()},
                         {"best_sequential_ms", c.best_sequential_ms},
                         {"best_sequential_device", c.best_sequential_device},
                         {"sequential", sequential},
@@ -139,7 +153,7 @@ struct CompareCommand {
       comparison = compare_schedulers(graph, platform, cost, model.db, options);
     }
     cli::print_comparison(comparison, graph, platform, model.model, options.measure);
-    if (!json_path.empty()) write_json(comparison, platform);
+    if (!json_path.empty()) write_json(comparison, graph, platform);
     if (!report_dir.empty()) {
       ReportInput report;
       report.model = model.model;
