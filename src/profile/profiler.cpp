@@ -105,6 +105,9 @@ std::vector<std::vector<NodeId>> with_singletons(const Graph& graph, const std::
   return topological_units(graph, std::move(units));
 }
 
+// A GPU's launches are timed step by step: a CUDA Graph's replay has no steps.
+constexpr CudaGraphMode kStepByStep = CudaGraphMode::kOff;
+
 // One sequential run configuration: `launches` cover the graph; `timed`
 // says which of them are the pass's units.
 struct Pass {
@@ -273,7 +276,7 @@ void run_pass(const Graph& graph, const Platform& one_device, const Pass& pass, 
               const ProfileOptions& options, std::map<std::string, std::vector<double>>* samples,
               std::map<std::string, std::string>* descriptions, const std::function<void()>& after_run) {
   PassTimer timer(graph, pass, descriptions);
-  Executor executor(graph, sequential_plan(graph, one_device, pass), one_device, nullptr);
+  Executor executor(graph, sequential_plan(graph, one_device, pass), one_device, nullptr, kStepByStep);
   for (int run = 0; run < options.warmups + options.repeats; ++run) {
     RunTimeline timeline;
     executor.run(inputs, &timeline);
@@ -343,7 +346,7 @@ void run_corun_pass(const Graph& graph, const std::vector<Platform>& one_device_
   std::vector<std::unique_ptr<Executor>> executors;
   for (const Platform& one_device : one_device_platforms)
     executors.push_back(
-        std::make_unique<Executor>(graph, sequential_plan(graph, one_device, pass), one_device, nullptr));
+        std::make_unique<Executor>(graph, sequential_plan(graph, one_device, pass), one_device, nullptr, kStepByStep));
   const size_t n = executors.size();
   samples->resize(n);
   for (int run = 0; run < options.warmups + options.repeats; ++run) {

@@ -604,6 +604,7 @@ void Executor::Impl::run_lane(int l, RunState& state, Clock::time_point start, R
           }
         }
       }
+      if (own_gpu && timeline) own_gpu->mark(l, static_cast<int>(s), false);
       switch (step.kind) {
         case StepKind::kLaunch:
           if (own_gpu) own_gpu->launch(l, static_cast<int>(s));
@@ -638,6 +639,7 @@ void Executor::Impl::run_lane(int l, RunState& state, Clock::time_point start, R
           break;
         }
       }
+      if (own_gpu && timeline) own_gpu->mark(l, static_cast<int>(s), true);
       if (rt.emulated && rt.modeled_us[s] > 0) {
         auto until = step_start + std::chrono::nanoseconds(static_cast<int64_t>(rt.modeled_us[s] * 1e3));
         if (Clock::now() > until) ++overruns;
@@ -745,6 +747,15 @@ TensorMap Executor::run(const TensorMap& inputs, RunTimeline* timeline) {
     return outputs;
   }
   RunState state(m.plan.n_events);
+  // A GPU lane's host thread only enqueues: its steps' times come from the
+  // GPU (GpuDevice::start_timing), placed on the host clock at the origin.
+  std::vector<double> gpu_origin_us(m.gpu.size(), 0);
+  if (timeline)
+    for (size_t d = 0; d < m.gpu.size(); ++d)
+      if (m.gpu[d]) {
+        m.gpu[d]->start_timing();
+        gpu_origin_us[d] = us_between(start, Clock::now());
+      }
   std::atomic<int> overruns{0};
   std::vector<std::future<void>> done;
   int first_global_step = 0;
@@ -781,6 +792,20 @@ TensorMap Executor::run(const TensorMap& inputs, RunTimeline* timeline) {
       g->synchronize();
     } catch (...) {
       state.fail(std::current_exception());
+    }
+  }
+  if (timeline && !state.error) {
+    for (RunTimeline::StepTime& t : timeline->steps) {
+      int d = m.plan.lanes[t.lane].device;
+      if (!m.gpu[d]) continue;
+      try {
+        auto [begin_us, end_us] = m.gpu[d]->step_time_us(t.lane, t.step);
+        t.start_us = gpu_origin_us[d] + begin_us;
+        t.end_us = gpu_origin_us[d] + end_us;
+      } catch (...) {
+        state.fail(std::current_exception());
+        break;
+      }
     }
   }
   if (timeline) timeline->makespan_us = us_between(start, Clock::now());

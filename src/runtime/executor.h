@@ -13,7 +13,9 @@
 //     kOn capture the whole plan at the first run as one graph and replay it
 //     on each run; kOn for a plan that is not on one GPU is ErrorCode::kUsage;
 //     kOff enqueues step by step. A replayed run's timeline has no steps
-//     (only its makespan): the GPU runs it as one launch.
+//     (only its makespan): the GPU runs it as one launch. In a step-by-step
+//     run a GPU lane's step times are the GPU's (CUDA timing events around
+//     each step), not the host's, which only enqueues.
 //   - Values read by one lane only stay in that lane's arena (in whatever
 //     layout its kernels like); values crossing lanes are held in a per-run
 //     store, one copy per memory space (MemoryPlan): float values passing

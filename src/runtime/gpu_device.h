@@ -25,6 +25,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hetsched/graph.h"
@@ -72,12 +73,24 @@ class GpuDevice {
   virtual void synchronize() = 0;
   virtual void synchronize(int stream) = 0;
 
-  // CUDA Graphs: capture() records what `enqueue` enqueues on the GPU's
-  // streams (launches, copies, records and waits; nothing that synchronises
-  // or stages) as one graph, replacing any earlier one; replay() runs it and
-  // returns at once.
+  // CUDA Graphs: capture() runs `enqueue` once eagerly (a warm-up, waited
+  // for), then records what it enqueues on the GPU's streams (launches,
+  // copies, records and waits; nothing that synchronises or stages) as one
+  // graph, replacing any earlier one; replay() runs it and returns at once.
   virtual void capture(const std::function<void()>& enqueue) = 0;
   virtual void replay() = 0;
+
+  // Step timing, for timelines (profiles, traces): the host sees a GPU step
+  // only being enqueued. In a timed run, start_timing() marks the origin on
+  // the idle GPU before anything of the run is enqueued; mark(lane, step,
+  // end) is called before (end false) and after (end true) each step of
+  // the GPU's lanes is enqueued and records a CUDA timing event on the
+  // lane's stream; once the GPU is synchronized, step_time_us(lane, step)
+  // is when the GPU began and ended that step, in microseconds since the
+  // origin. Not for captured runs.
+  virtual void start_timing() = 0;
+  virtual void mark(int lane, int step, bool end) = 0;
+  virtual std::pair<double, double> step_time_us(int lane, int step) = 0;
 
   virtual GpuDeviceStats stats() const = 0;
 };

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,6 +29,8 @@
 #include "kernel_test_util.h"
 #include "onnx_model_util.h"
 #include "plan/plan_builder.h"
+#include "profile/profile_db.h"
+#include "profile/profiler.h"
 #include "platform/gpu_probe.h"
 #include "runtime/executor.h"
 #include "runtime/gpu_device.h"
@@ -369,6 +372,77 @@ TEST(CudaExecutor, SessionAndCliRunOnCuda0) {
     CliResult r = run_cli(fmt::format("run zoo:googlenet --devices cuda:0*1 --cuda-graph {} -n 2 -w 1", mode));
     EXPECT_EQ(r.exit_code, 0) << r.output;
   }
+}
+
+// x -> MatMul(x, x) -> Relu -> MatMul: two products of `n`^3 multiply-adds,
+// far longer on any GPU than their enqueueing on the host.
+Graph two_products(int64_t n) {
+  Graph g;
+  ValueId x = add_float_value(g, "x", {n, n});
+  g.inputs.push_back(x);
+  ValueId y = add_float_value(g, "y", {n, n}), r = add_float_value(g, "r", {n, n}), z = add_float_value(g, "z", {n, n});
+  add_op(g, "MatMul", "mm0", {x, x}, {y});
+  add_op(g, "Relu", "relu", {y}, {r});
+  add_op(g, "MatMul", "mm1", {r, r}, {z});
+  g.outputs.push_back(z);
+  g.finalize();
+  g.annotate_costs();
+  return g;
+}
+
+// 2 * 4096^3 FLOPs in under 500 us would be 275 TFLOP/s: more than any
+// GPU's FP32 (TF32 is off).
+constexpr int64_t kBigProduct = 4096;
+constexpr double kBigProductAtLeastUs = 500;
+
+// The host only enqueues a GPU lane's steps; the timeline has the GPU's times.
+TEST(CudaExecutor, ATimelineHasTheGpusTimesOfItsSteps) {
+  SKIP_WITHOUT_GPU();
+  Graph g = two_products(kBigProduct);
+  Platform p = gpu_platform("cuda:0*1", g);
+  Plan plan = build_plan(g, p, {{{0}, 0, 0, ""}, {{1}, 0, 0, ""}, {{2}, 0, 0, ""}}, "test");
+  Executor executor(g, plan, p, nullptr, CudaGraphMode::kOff);
+  TensorMap inputs = random_inputs(g, 5);
+  executor.run(inputs);
+  RunTimeline timeline;
+  executor.run(inputs, &timeline);
+  ASSERT_EQ(timeline.steps.size(), plan.lanes[0].steps.size());
+  double previous_end = 0;
+  int products = 0;
+  for (const RunTimeline::StepTime& t : timeline.steps) {
+    const PlanStep& step = plan.lanes[t.lane].steps[t.step];
+    EXPECT_LE(t.start_us, t.end_us);
+    EXPECT_GE(t.start_us, previous_end - 1) << "a stream runs its steps in order";
+    EXPECT_LE(t.end_us, timeline.makespan_us + 50) << "the run ends when the GPU is done";
+    previous_end = t.end_us;
+    if (step.kind == StepKind::kLaunch && g.nodes[step.nodes[0]].op_type == "MatMul") {
+      ++products;
+      EXPECT_GE(t.end_us - t.start_us, kBigProductAtLeastUs) << "the GPU's time, not the enqueueing";
+    }
+  }
+  EXPECT_EQ(products, 2);
+}
+
+// The profiler times a GPU's launches by the GPU's clock, step by step.
+TEST(CudaExecutor, TheProfilerStoresTheGpusTimes) {
+  SKIP_WITHOUT_GPU();
+  Graph g = two_products(kBigProduct);
+  Platform p = gpu_platform("cuda:0*1", g);
+  std::filesystem::path dir = temp_dir("cuda_profile");
+  ProfileDB db((dir / "p.db").string());
+  ProfileOptions options;
+  options.warmups = 1;
+  options.repeats = 3;
+  ProfileReport report = profile_graph(g, p, db, options);
+  ASSERT_EQ(report.devices.size(), 1u);
+  EXPECT_GT(report.devices[0].n_measured, 0);
+  std::optional<Measurement> product = db.find(p.devices[0].signature, op_signature(g, {0}));
+  ASSERT_TRUE(product.has_value());
+  EXPECT_GE(product->median_us, kBigProductAtLeastUs);
+  std::optional<Measurement> relu = db.find(p.devices[0].signature, op_signature(g, {1}));
+  ASSERT_TRUE(relu.has_value());
+  EXPECT_LT(relu->median_us, product->median_us) << "64 MiB through a Relu against a product of 4096^3";
+  std::filesystem::remove_all(dir);
 }
 
 // A failing step on a GPU lane fails the run, naming it; the GPU's streams

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -143,12 +144,39 @@ class CudaGpuDevice final : public GpuDevice {
   void synchronize(int stream) override { context_.synchronize(stream); }
 
   void capture(const std::function<void()>& enqueue) override {
+    // Once for real first: whatever a library sets up at its first call
+    // (module loading, lazy allocations) must not happen inside a capture,
+    // where it is not permitted. The staging buffers hold stale bytes; the
+    // results are not read.
+    enqueue();
+    context_.synchronize();
     graph_exec_ = cuda::CudaGraph();
     graph_exec_ = cuda::capture_graph(context_, enqueue);
   }
   void replay() override {
     if (!graph_exec_.valid()) throw Error(ErrorCode::kRuntime, "replay: nothing has been captured");
     graph_exec_.replay(context_);
+  }
+
+  void start_timing() override {
+    context_.make_current();
+    if (!origin_) {
+      // Created at the first timed run: untimed runs need none.
+      origin_.emplace(true);
+      marks_.resize(steps_.size());
+      for (size_t l = 0; l < steps_.size(); ++l)
+        for (size_t k = 0; k < 2 * steps_[l].size(); ++k) marks_[l].emplace_back(true);
+    }
+    origin_->record(context_.stream(0).stream);
+  }
+  void mark(int lane, int step, bool end) override {
+    context_.make_current();
+    timing_event(lane, step, end).record(context_.stream(stream_of_lane_.at(lane)).stream);
+  }
+  std::pair<double, double> step_time_us(int lane, int step) override {
+    context_.make_current();
+    return {1e3 * cuda::Event::elapsed_ms(*origin_, timing_event(lane, step, false)),
+            1e3 * cuda::Event::elapsed_ms(*origin_, timing_event(lane, step, true))};
   }
 
   GpuDeviceStats stats() const override { return stats_; }
@@ -203,6 +231,11 @@ class CudaGpuDevice final : public GpuDevice {
     return it->second;
   }
 
+  cuda::Event& timing_event(int lane, int step, bool end) {
+    if (!origin_) throw Error(ErrorCode::kRuntime, "step timing: start_timing() was not called");
+    return marks_.at(lane).at(2 * static_cast<size_t>(step) + (end ? 1 : 0));
+  }
+
   const Graph& graph_;
   cuda::CudaContext context_;
   std::vector<std::vector<std::vector<Bound>>> steps_;  // [lane][step]: the launch's ops
@@ -212,6 +245,8 @@ class CudaGpuDevice final : public GpuDevice {
   std::map<ValueId, cuda::PinnedBuffer> staging_;
   std::map<int, cuda::Event> events_;
   cuda::CudaGraph graph_exec_;
+  std::optional<cuda::Event> origin_;            // step timing: the run's origin on stream 0
+  std::vector<std::vector<cuda::Event>> marks_;  // [lane][2 * step + end]
   GpuDeviceStats stats_;
 };
 
