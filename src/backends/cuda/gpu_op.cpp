@@ -3,6 +3,7 @@
 #include "backends/cuda/gpu_op.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -88,6 +89,9 @@ std::string gpu_declines(const Graph& graph, const Node& node) {
       // leading dimension 0 is refused; the reference kernels run empty tensors.
       if (!value.is_constant() && shape_numel(value.shape) == 0)
         return fmt::format("value '{}' is empty", value.name);
+      // cuDNN's tensor descriptors and the own kernels' indices are int.
+      if (shape_numel(value.shape) > std::numeric_limits<int32_t>::max())
+        return fmt::format("value '{}' has 2^31 elements or more", value.name);
     }
   return kernel->declines ? kernel->declines(graph, node) : "";
 }

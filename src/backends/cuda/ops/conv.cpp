@@ -10,6 +10,7 @@
 // kernel) and convolve it unpadded. 1-D convolutions run as 2-D ones of
 // height 1. FP32 math (CUDNN_FMA_MATH) unless the context allows TF32.
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -67,12 +68,23 @@ std::string conv_declines(const Graph& graph, const Node& node) {
   if (x.size() < 3 || x.size() > 5 || w.size() != x.size()) return "rank outside 3-5";
   int64_t group = node.attr_int("group", 1);
   if (group < 1 || x[1] != w[1] * group || w[0] % group != 0) return "channels that do not match the group";
+  ConvGeometry g;
   try {
-    ConvGeometry g = conv_geometry(graph, node);
+    g = conv_geometry(graph, node);
     if (g.out != Shape(graph.values[node.outputs[0]].shape.begin() + 2, graph.values[node.outputs[0]].shape.end()))
       return "an output shape other than the graph's";
   } catch (const Error&) {
     return "a geometry the reference kernel refuses";
+  }
+  // cuDNN's descriptors take int sizes; an asymmetrically padded input is
+  // a tensor of its own (the padded copy).
+  constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+  int64_t padded = g.batch * g.in_channels;
+  for (size_t i = 0; i < g.in.size(); ++i) {
+    for (int64_t v : {g.kernel[i], g.stride[i], g.dilation[i], g.pad_begin[i], g.pad_end[i]})
+      if (v > (int64_t{1} << 30)) return "a kernel, stride, dilation or pad too large for cuDNN";
+    padded *= g.in[i] + g.pad_begin[i] + g.pad_end[i];
+    if (padded > kIntMax) return "a padded input of 2^31 elements or more";
   }
   for (int64_t d : x)
     if (d > (int64_t{1} << 30)) return "a dim too large for cuDNN";
@@ -193,7 +205,11 @@ class ConvOp : public GpuOp {
     std::vector<int> bias_dims(x_dims.size(), 1);
     bias_dims[1] = static_cast<int>(g_.out_channels);
     set_packed(bias_desc_, bias_dims);
-    HETSCHED_CUDA_CHECK(cudnnSetActivationDescriptor(activation_.get(), CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
+    // The fused call takes only CUDNN_NOT_PROPAGATE_NAN (a NaN before the
+    // fused ReLU comes out 0, where the reference kernels keep it); the coef
+    // is a clipped ReLU's ceiling, unused by a plain one.
+    HETSCHED_CUDA_CHECK(cudnnSetActivationDescriptor(activation_.get(), CUDNN_ACTIVATION_RELU,
+                                                     CUDNN_NOT_PROPAGATE_NAN, std::numeric_limits<double>::max()));
 
     // cuDNN's output size must be ONNX's: a mismatch is a bug here.
     std::vector<int> cudnn_out(x_dims.size());
@@ -239,8 +255,9 @@ class ConvOp : public GpuOp {
   // library decides), so that a refusal falls back now instead of failing
   // at run time. Without a residual, z is y with alpha2 = 0; whether cuDNN
   // then still reads z (0 * NaN is NaN) is not documented, so the trial
-  // starts from a y full of NaN: if any survives, y is cleared before each
-  // fused call (clear_z_).
+  // computes ReLU(0 * w + 0 * z + 1) from a y full of NaN: anything but 1
+  // (a NaN, or the 0 the ReLU makes of one) means z was read, and y is then
+  // cleared before each fused call (clear_z_).
   bool try_fused(const GpuPrepare& p) {
     const GpuStream& s = p.context.stream(0);
     auto bytes = [](int64_t elements) { return std::max<size_t>(static_cast<size_t>(elements) * sizeof(float), 4); };
@@ -248,7 +265,8 @@ class ConvOp : public GpuOp {
         workspace(std::max<size_t>(algorithm_workspace_, 4));
     HETSCHED_CUDA_CHECK(cudaMemsetAsync(x.get(), 0, x.bytes(), s.stream));
     HETSCHED_CUDA_CHECK(cudaMemsetAsync(w.get(), 0, w.bytes(), s.stream));
-    HETSCHED_CUDA_CHECK(cudaMemsetAsync(bias.get(), 0, bias.bytes(), s.stream));
+    std::vector<float> ones(static_cast<size_t>(g_.out_channels), 1.0f);
+    upload_bytes(bias.get(), ones.data(), ones.size() * sizeof(float));
     HETSCHED_CUDA_CHECK(cudaMemsetAsync(y.get(), 0xff, y.bytes(), s.stream));
     const float one = 1.0f, alpha2 = z_.present() ? 1.0f : 0.0f;
     cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
@@ -258,10 +276,9 @@ class ConvOp : public GpuOp {
     HETSCHED_CUDA_CHECK(cudaStreamSynchronize(s.stream));
     if (status != CUDNN_STATUS_SUCCESS) return false;
     if (!z_.present()) {
-      // ReLU(0 * w + 0 * z + 0) is 0 everywhere unless z was read.
-      std::vector<float> head(std::min<size_t>(y.bytes() / sizeof(float), 16384));
-      download_bytes(head.data(), y.get(), head.size() * sizeof(float));
-      clear_z_ = std::any_of(head.begin(), head.end(), [](float v) { return v != 0.0f; });
+      std::vector<float> out(static_cast<size_t>(y_elements_));
+      download_bytes(out.data(), y.get(), out.size() * sizeof(float));
+      clear_z_ = std::any_of(out.begin(), out.end(), [](float v) { return v != 1.0f; });
     }
     return true;
   }
