@@ -102,6 +102,9 @@ struct ExecutionSummary {
   bool emulated = false;      // some device is emulated: its timings are modeled
   int n_emulation_overruns = 0;  // emulated steps whose real compute outlasted the model (last run)
   std::string choice;  // how `auto`'s choice was checked by measurement, when it was
+  // With a GPU in the plan: "on" (captured into one CUDA Graph and replayed),
+  // "off", or "off: the capture failed (<why>)" (run step by step instead).
+  std::string cuda_graph;
   // The profile database's warnings when the session opened it (a broken
   // file moved aside and rebuilt).
   std::vector<std::string> warnings;

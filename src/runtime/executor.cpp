@@ -489,6 +489,9 @@ void Executor::Impl::choose_cuda_graph() {
                                                fmt::join(names, ", ")));
   }
   graph_device = one_gpu && cuda_graph_mode != CudaGraphMode::kOff ? *lane_devices.begin() : -1;
+  bool any_gpu = std::any_of(lane_devices.begin(), lane_devices.end(),
+                             [&](int d) { return devices[d]->kind == DeviceKind::kCuda; });
+  summary.cuda_graph = graph_device >= 0 ? "on" : any_gpu ? "off" : "";
 }
 
 void Executor::Impl::run_reference_launch(const PlanStep& step, int space) {
@@ -589,6 +592,7 @@ void Executor::Impl::run_lane(int l, RunState& state, Clock::time_point start, R
         switch (fault_kind) {
           case FaultKind::kKernel: throw Error(ErrorCode::kRuntime, "injected kernel fault");
           case FaultKind::kCopy: throw Error(ErrorCode::kRuntime, "injected copy fault: the transfer failed");
+          case FaultKind::kCapture: break;  // only a capture fails
           case FaultKind::kAllocation: {
             // The step's output buffer, allocated as a failing allocation
             // would be: the error comes from the allocator itself.
@@ -741,10 +745,19 @@ TensorMap Executor::run(const TensorMap& inputs, RunTimeline* timeline) {
   if (timeline) *timeline = RunTimeline{};
   auto start = Clock::now();
   // Injected faults hit one step on its lane's thread: the direct path.
-  if (m.graph_device >= 0 && m.fault_step < 0) {
-    m.run_cuda_graph();
-    if (timeline) timeline->makespan_us = us_between(start, Clock::now());
-    return outputs;
+  if (m.graph_device >= 0 && (m.fault_step < 0 || m.fault_kind == FaultKind::kCapture)) {
+    try {
+      m.run_cuda_graph();
+      if (timeline) timeline->makespan_us = us_between(start, Clock::now());
+      return outputs;
+    } catch (const Error& e) {
+      // A capture that fails (a call it does not permit) leaves the plan
+      // runnable step by step: under kAuto it runs so from now on.
+      if (m.cuda_graph_mode != CudaGraphMode::kAuto || m.captured) throw;
+      m.graph_device = -1;
+      m.summary.cuda_graph = fmt::format("off: the capture failed ({})", e.what());
+      start = Clock::now();
+    }
   }
   RunState state(m.plan.n_events);
   // A GPU lane's host thread only enqueues: its steps' times come from the
@@ -822,10 +835,15 @@ TensorMap Executor::run(const TensorMap& inputs, RunTimeline* timeline) {
 void Executor::Impl::run_cuda_graph() {
   GpuDevice& g = *gpu[graph_device];
   if (!captured) {
+    std::vector<int> first_step_of_lane(plan.lanes.size(), 0);
+    for (size_t l = 1; l < plan.lanes.size(); ++l)
+      first_step_of_lane[l] = first_step_of_lane[l - 1] + static_cast<int>(plan.lanes[l - 1].steps.size());
     g.capture([&] {
       for (auto [l, s] : step_order) {
         const PlanStep& step = plan.lanes[l].steps[s];
         int stream = plan.lanes[l].stream;
+        if (fault_kind == FaultKind::kCapture && first_step_of_lane[l] + s == fault_step)
+          throw Error(ErrorCode::kRuntime, fmt::format("injected capture fault at step {}", fault_step));
         switch (step.kind) {
           case StepKind::kLaunch: g.launch(l, s); break;
           case StepKind::kCopy:

@@ -93,11 +93,17 @@ class Executor {
   //   kAllocation  a Launch: allocating its first output's buffer fails, through
   //                the allocator's own failure path (core/allocation.h), as
   //                when memory is exhausted: ErrorCode::kResource with the bytes.
+  //   kCapture     a Launch of a plan run as a CUDA Graph: enqueueing it for
+  //                the capture throws ErrorCode::kRuntime, as a library call
+  //                a capture does not permit would (step by step it runs).
   // The run then fails as for a real error: the message names the step, its
-  // lane and device, and the kind; the executor stays usable. While a fault
-  // is set, a plan replayed as a CUDA Graph runs step by step instead. A step out of
-  // range or of the wrong kind is ErrorCode::kUsage; step -1 clears.
-  enum class FaultKind { kKernel, kCopy, kAllocation };
+  // lane and device, and the kind; the executor stays usable. A failed
+  // capture under CudaGraphMode::kAuto does not fail the run: the plan runs
+  // step by step from then on, and the summary's cuda_graph says why. While
+  // another fault is set, a plan replayed as a CUDA Graph runs step by step
+  // instead. A step out of range or of the wrong kind is ErrorCode::kUsage;
+  // step -1 clears.
+  enum class FaultKind { kKernel, kCopy, kAllocation, kCapture };
   void inject_fault_for_testing(FaultKind kind, int step);
 
  private:

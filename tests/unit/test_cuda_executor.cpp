@@ -212,6 +212,7 @@ TEST(CudaExecutor, CudaGraphOnNeedsEveryLaneOnOneGpu) {
   TensorMap inputs = random_inputs(g, 3);
   TensorMap want = Executor(g, plan, cpu, nullptr).run(inputs);
   expect_same_outputs(Executor(g, plan, cpu, nullptr, CudaGraphMode::kOff).run(inputs), want, "--cuda-graph off");
+  EXPECT_EQ(Executor(g, plan, cpu, nullptr).summary().cuda_graph, "") << "no GPU in the plan: nothing to say";
 #ifdef HETSCHED_WITH_CUDA
   // A split plan is refused before any GPU is touched: the same words here
   // as on a GPU machine.
@@ -467,6 +468,37 @@ TEST(CudaExecutor, AnInjectedFaultOnAGpuLaneLeavesTheExecutorUsable) {
   }
   executor.inject_fault_for_testing(Executor::FaultKind::kKernel, -1);
   expect_same_outputs(executor.run(inputs), want, "after the fault");
+}
+
+// A capture that fails leaves a plan under --cuda-graph auto running step
+// by step, saying so; under on it fails the run.
+TEST(CudaExecutor, AFailedCaptureFallsBackToStepByStepUnderAuto) {
+  SKIP_WITHOUT_GPU();
+  Graph g = zoo_graph("googlenet");
+  Platform p = gpu_platform("cuda:0*2", g);
+  Plan plan = spread_over_streams(g, p, 2);
+  int launch = 0;
+  while (plan.lanes[0].steps[launch].kind != StepKind::kLaunch) ++launch;
+  TensorMap inputs = random_inputs(g, 4);
+  TensorMap want = run_reference(g, inputs);
+
+  Executor automatic(g, plan, p, nullptr, CudaGraphMode::kAuto);
+  EXPECT_EQ(automatic.summary().cuda_graph, "on");
+  automatic.inject_fault_for_testing(Executor::FaultKind::kCapture, launch);
+  for (int run = 0; run < 2; ++run) {
+    TensorMap got = automatic.run(inputs);
+    for (const auto& [name, t] : want) EXPECT_LE(relative_error(got.at(name), t), 1e-4) << name << ", run " << run;
+  }
+  EXPECT_THAT(automatic.summary().cuda_graph, HasSubstr("off: the capture failed"));
+  EXPECT_THAT(automatic.summary().cuda_graph, HasSubstr("injected capture fault"));
+
+  Executor on(g, plan, p, nullptr, CudaGraphMode::kOn);
+  on.inject_fault_for_testing(Executor::FaultKind::kCapture, launch);
+  EXPECT_THROW(on.run(inputs), Error);
+  on.inject_fault_for_testing(Executor::FaultKind::kCapture, -1);
+  TensorMap got = on.run(inputs);
+  for (const auto& [name, t] : want) EXPECT_LE(relative_error(got.at(name), t), 1e-4) << name << ", captured";
+  EXPECT_EQ(on.summary().cuda_graph, "on");
 }
 
 }  // namespace

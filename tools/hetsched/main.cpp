@@ -58,6 +58,7 @@ void print_summary(const ExecutionSummary& s, bool verbose) {
   if (s.n_lanes > 1 || s.emulated)
     fmt::print("plan: {} over {} lanes, {} copies between memory spaces, {} events{}\n", s.scheduler, s.n_lanes,
                s.n_copies, s.n_events, s.emulated ? " (emulated devices)" : "");
+  if (!s.cuda_graph.empty()) fmt::print("CUDA Graph: {}\n", s.cuda_graph);
   if (!s.note.empty()) fmt::print("note: {}\n", s.note);
   if (!s.choice.empty()) fmt::print("{}\n", s.choice);
   if (verbose)

@@ -88,10 +88,15 @@ class CudaGpuDevice final : public GpuDevice {
       staging_.emplace(v, cuda::PinnedBuffer(std::max<size_t>(value_bytes(graph, v), 1)));
       stats_.staging_bytes += value_bytes(graph, v);
     }
+    // With lanes of other devices (CPU lanes' kernels want every core), the
+    // host threads waiting for this GPU sleep instead of spinning.
+    bool blocking = std::any_of(plan.lanes.begin(), plan.lanes.end(),
+                                [&](const Lane& lane) { return lane.device != plan_device; });
+    context_.set_blocking_waits(blocking);
     for (size_t l = 0; l < plan.lanes.size(); ++l)
       if (plan.lanes[l].device == plan_device)
         for (const PlanStep& step : plan.lanes[l].steps)
-          if (step.kind == StepKind::kRecord) events_.emplace(step.event, cuda::Event());
+          if (step.kind == StepKind::kRecord) events_.emplace(step.event, cuda::Event(false, blocking));
   }
 
   ~CudaGpuDevice() override {
@@ -148,7 +153,12 @@ class CudaGpuDevice final : public GpuDevice {
     // (module loading, lazy allocations) must not happen inside a capture,
     // where it is not permitted. The staging buffers hold stale bytes; the
     // results are not read.
-    enqueue();
+    try {
+      enqueue();
+    } catch (...) {
+      context_.synchronize();  // what was enqueued ends before anything else runs
+      throw;
+    }
     context_.synchronize();
     graph_exec_ = cuda::CudaGraph();
     graph_exec_ = cuda::capture_graph(context_, enqueue);

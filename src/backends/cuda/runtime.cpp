@@ -57,8 +57,9 @@ PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& other) noexcept {
 
 // ---------------------------------------------------------------- Event
 
-Event::Event(bool timing) {
-  HETSCHED_CUDA_CHECK(cudaEventCreateWithFlags(&event_, timing ? cudaEventDefault : cudaEventDisableTiming));
+Event::Event(bool timing, bool blocking) {
+  unsigned flags = (timing ? cudaEventDefault : cudaEventDisableTiming) | (blocking ? cudaEventBlockingSync : 0);
+  HETSCHED_CUDA_CHECK(cudaEventCreateWithFlags(&event_, flags));
 }
 
 Event::~Event() {
@@ -212,36 +213,57 @@ void CudaContext::reserve_workspace(size_t bytes) {
   bytes = DeviceArena::align(bytes);
   if (streams_.empty() || streams_.front().workspace_bytes >= bytes) return;
   synchronize();  // a kernel may still be using the old scratch
+  // Free all first (the old and new may not fit together), and forget them:
+  // should an allocation fail, no stream may keep a freed scratch.
   for (size_t i = 0; i < streams_.size(); ++i) {
-    workspaces_[i] = DeviceBuffer();  // free first: the old and new may not fit together
+    workspaces_[i] = DeviceBuffer();
+    streams_[i].workspace = nullptr;
+    streams_[i].workspace_bytes = 0;
+  }
+  for (size_t i = 0; i < streams_.size(); ++i) {
     workspaces_[i] = DeviceBuffer(bytes);
     streams_[i].workspace = workspaces_[i].get();
     streams_[i].workspace_bytes = bytes;
   }
 }
 
-void CudaContext::synchronize() const {
+void CudaContext::set_blocking_waits(bool blocking) {
   make_current();
-  for (const GpuStream& s : streams_) HETSCHED_CUDA_CHECK(cudaStreamSynchronize(s.stream));
+  wait_events_.clear();
+  if (blocking)
+    for (size_t i = 0; i < streams_.size(); ++i) wait_events_.emplace_back(false, true);
+}
+
+void CudaContext::synchronize() const {
+  for (int i = 0; i < n_streams(); ++i) synchronize(i);
 }
 
 void CudaContext::synchronize(int i) const {
   make_current();
-  HETSCHED_CUDA_CHECK(cudaStreamSynchronize(stream(i).stream));
+  if (wait_events_.empty()) {
+    HETSCHED_CUDA_CHECK(cudaStreamSynchronize(stream(i).stream));
+    return;
+  }
+  const Event& done = wait_events_.at(static_cast<size_t>(i));
+  HETSCHED_CUDA_CHECK(cudaEventRecord(done.get(), stream(i).stream));
+  done.synchronize();
 }
 
 void CudaContext::copy_to_device(void* dst, const void* host_src, size_t bytes, int i) const {
   if (bytes == 0) return;
+  make_current();  // a new host thread starts on device 0
   HETSCHED_CUDA_CHECK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream(i).stream));
 }
 
 void CudaContext::copy_to_host(void* host_dst, const void* src, size_t bytes, int i) const {
   if (bytes == 0) return;
+  make_current();
   HETSCHED_CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream(i).stream));
 }
 
 void CudaContext::copy_on_device(void* dst, const void* src, size_t bytes, int i) const {
   if (bytes == 0 || dst == src) return;
+  make_current();
   HETSCHED_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream(i).stream));
 }
 

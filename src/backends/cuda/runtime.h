@@ -80,7 +80,10 @@ class PinnedBuffer {
 // (cheaper to record and to wait on).
 class Event {
  public:
-  explicit Event(bool timing = false);
+  // `timing`: elapsed_ms can measure between two such events. `blocking`:
+  // synchronize() sleeps until the work is done instead of spinning on a
+  // core (cudaEventBlockingSync).
+  explicit Event(bool timing = false, bool blocking = false);
   ~Event();
   Event(Event&& other) noexcept;
   Event& operator=(Event&& other) noexcept;
@@ -182,6 +185,11 @@ class CudaContext {
   void synchronize() const;            // the host waits for every stream
   void synchronize(int stream) const;  // ... for one
 
+  // How the host waits in synchronize(): spinning on a core (the default,
+  // the least latency) or, with blocking waits, asleep: what a host thread
+  // must do when CPU lanes' kernels need every core.
+  void set_blocking_waits(bool blocking);
+
   // Asynchronous copies on stream `stream`; host memory should be pinned.
   void copy_to_device(void* dst, const void* host_src, size_t bytes, int stream) const;
   void copy_to_host(void* host_dst, const void* src, size_t bytes, int stream) const;
@@ -202,6 +210,7 @@ class CudaContext {
   std::vector<GpuStream> streams_;
   std::vector<DeviceBuffer> cublas_workspaces_;
   std::vector<DeviceBuffer> workspaces_;
+  std::vector<Event> wait_events_;  // per stream, with blocking waits
 };
 
 }  // namespace hetsched::cuda
