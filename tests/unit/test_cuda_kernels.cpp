@@ -19,6 +19,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -244,6 +245,29 @@ TEST(CudaBackend, DeclinesWhatItDoesNotRun) {
   const Graph& empty = e.finish({"r"});
   EXPECT_EQ(cuda::gpu_declines(empty, empty.nodes[0]), "value 'a' is empty");
   EXPECT_EQ(cuda::gpu_declines(empty, empty.nodes[1]), "value 'y' is empty");
+
+  // A non-zero pad value for float16 data, which the reference kernel
+  // refuses too (a zero one it runs).
+  Graph half;
+  for (const char* name : {"h", "p"}) {
+    Value v;
+    v.name = name;
+    v.dtype = DType::kFloat16;
+    v.has_shape = true;
+    v.shape = std::string(name) == "h" ? Shape{2, 2} : Shape{4, 4};
+    half.add_value(v);
+  }
+  half.inputs.push_back(0);
+  Node pad;
+  pad.name = "pad";
+  pad.op_type = "Pad";
+  pad.opset = 2;
+  pad.inputs = {0};
+  pad.outputs = {1};
+  pad.attributes = {{"pads", attr_ints({1, 1, 1, 1})}, {"value", attr_float(1.0f)}};
+  EXPECT_EQ(cuda::gpu_declines(half, pad), "a non-zero pad value for float16");
+  pad.attributes["value"] = attr_float(0.0f);
+  EXPECT_EQ(cuda::gpu_declines(half, pad), "");
   EXPECT_THAT(cuda::gpu_op_types(), ::testing::IsSupersetOf({"Conv", "MatMul", "Gemm", "MaxPool", "Softmax",
                                                               "LayerNormalization", "Concat", "Transpose"}));
 }
@@ -677,6 +701,31 @@ TEST(CudaKernels, UnaryOps) {
   t.node("Clip", {"x", "lo", "hi"}, {"y"});
   t.finish({"y"});
   expect_gpu_matches(t);
+}
+
+// NaN stays NaN through Clip and a missing attribute bound is the largest
+// float, as in the reference kernel (fminf / fmaxf would turn NaN into a bound).
+TEST(CudaKernels, ClipKeepsNaNAndTheReferencesBounds) {
+  SKIP_WITHOUT_GPU();
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t opset : {6, 13}) {
+    SCOPED_TRACE(opset);
+    TestGraph t;
+    t.input("x", f32({5}, {nan, -inf, inf, -2.0f, 0.5f}));
+    if (opset == 6) {
+      t.node("Clip", {"x"}, {"y"}, {{"max", attr_float(1.0f)}}, opset);
+    } else {
+      t.input("hi", f32({}, {1.0f}), true);
+      t.node("Clip", {"x", "", "hi"}, {"y"}, {}, opset);
+    }
+    const Graph& g = t.finish({"y"});
+    std::unique_ptr<cuda::GpuOp> op = cuda::prepare_gpu_op(context(), g, {0});
+    std::vector<Tensor> got = cuda::run_gpu_op(context(), g, *op, {t.value("x")});
+    const Tensor& want = t.value("y");
+    ASSERT_EQ(got.at(0).numel(), 5);
+    EXPECT_TRUE(std::isnan(got[0].data<float>()[0]));
+    for (int i = 1; i < 5; ++i) EXPECT_EQ(got[0].data<float>()[i], want.data<float>()[i]) << "element " << i;
+  }
 }
 
 TEST(CudaKernels, BinaryOpsWithBroadcasting) {

@@ -15,7 +15,10 @@ __device__ inline float apply_unary(Unary op, float x, float alpha, float beta) 
     case Unary::kCopy: return x;
     case Unary::kRelu: return x < 0.0f ? 0.0f : x;  // NaN stays NaN, as in the reference
     case Unary::kLeakyRelu: return x < 0.0f ? alpha * x : x;
-    case Unary::kClip: return fminf(fmaxf(x, alpha), beta);
+    case Unary::kClip: {  // as the reference: NaN stays NaN (fminf / fmaxf would give a bound)
+      float v = x < alpha ? alpha : x;
+      return v > beta ? beta : v;
+    }
     case Unary::kSigmoid: return 1.0f / (1.0f + expf(-x));
     case Unary::kTanh: return tanhf(x);
     case Unary::kExp: return expf(x);

@@ -48,15 +48,22 @@ class ConcatOp : public GpuOp {
     for (const Part& part : parts_) {
       char* dst = static_cast<char*>(out[0]) + part.offset;
       const void* src = data(part.operand, in);
-      if (rows_ == 1)
-        HETSCHED_CUDA_CHECK(cudaMemcpyAsync(dst, src, part.row_bytes, cudaMemcpyDeviceToDevice, s.stream));
-      else
+      if (rows_ == 1 || out_row_bytes_ > kMaxPitch) {
+        // One copy per row: cudaMemcpy2DAsync refuses pitches above the
+        // device's memPitch (2^31 - 1 bytes); rows that long are few.
+        const char* from = static_cast<const char*>(src);
+        for (size_t r = 0; r < rows_; ++r)
+          HETSCHED_CUDA_CHECK(cudaMemcpyAsync(dst + r * out_row_bytes_, from + r * part.row_bytes, part.row_bytes,
+                                              cudaMemcpyDeviceToDevice, s.stream));
+      } else {
         HETSCHED_CUDA_CHECK(cudaMemcpy2DAsync(dst, out_row_bytes_, src, part.row_bytes, part.row_bytes, rows_,
                                               cudaMemcpyDeviceToDevice, s.stream));
+      }
     }
   }
 
  private:
+  static constexpr size_t kMaxPitch = 2147483647;
   struct Part {
     Operand operand;
     size_t row_bytes = 0;  // the input's bytes per output row (its block)

@@ -55,9 +55,14 @@ std::optional<UnaryParams> unary_params(const Graph& graph, const Node& node, st
     p.op = Unary::kClip;
     p.alpha = -std::numeric_limits<float>::infinity();
     p.beta = std::numeric_limits<float>::infinity();
-    if (node.opset < 11) {
-      p.alpha = node.attr_float("min", p.alpha);
-      p.beta = node.attr_float("max", p.beta);
+    // The reference kernel's choice of form (clip.cpp): attributes when the
+    // node has them or, before opset 11, has no bound inputs; their missing
+    // bounds are the largest floats.
+    bool attributes = node.has_attr("min") || node.has_attr("max") ||
+                      (node.opset < 11 && node.input(1) == kNoValue && node.input(2) == kNoValue);
+    if (attributes) {
+      p.alpha = node.attr_float("min", -std::numeric_limits<float>::max());
+      p.beta = node.attr_float("max", std::numeric_limits<float>::max());
     } else {
       for (size_t i : {size_t{1}, size_t{2}}) {
         if (node.input(i) == kNoValue) continue;

@@ -71,6 +71,20 @@ bool copyable(DType dtype) {
   return size == 1 || size == 2 || size == 4 || size == 8;
 }
 
+// Pad's constant_value input when it is one with elements; null otherwise
+// (the attribute form, no input, an empty one).
+const Value* pad_constant(const Graph& graph, const Node& node) {
+  if (node.has_attr("pads") || node.input(2) == kNoValue) return nullptr;
+  const Value& c = graph.values[node.input(2)];
+  return c.is_constant() && c.initializer->numel() > 0 ? &c : nullptr;
+}
+
+// Pad's fill value as a number (0 when none).
+double pad_value(const Graph& graph, const Node& node) {
+  if (node.has_attr("pads")) return node.attr_float("value", 0.0f);
+  return pad_constant(graph, node) ? constant_scalar(graph, node.input(2)).value_or(0.0f) : 0.0;
+}
+
 std::string index_map_declines(const Graph& graph, const Node& node) {
   if (node.input(0) == kNoValue || node.outputs.empty() || node.outputs[0] == kNoValue) return "no data input";
   if (!copyable(graph.values[node.input(0)].dtype)) return "an element size other than 1, 2, 4 or 8 bytes";
@@ -81,8 +95,15 @@ std::string index_map_declines(const Graph& graph, const Node& node) {
       return fmt::format("input {} computed at run time", i);
     }
   }
-  if (node.op_type == "Pad" && node.input(2) != kNoValue && !constant_scalar(graph, node.input(2)))
-    return "an empty or non-numeric constant_value";
+  if (node.op_type == "Pad") {
+    if (node.input(2) != kNoValue && !constant_scalar(graph, node.input(2)))
+      return "an empty or non-numeric constant_value";
+    const Value* constant = pad_constant(graph, node);
+    DType dtype = graph.values[node.input(0)].dtype;
+    bool own_bytes = constant && constant->dtype == dtype;
+    if (dtype == DType::kFloat16 && !own_bytes && pad_value(graph, node) != 0)
+      return "a non-zero pad value for float16";  // as the reference kernel
+  }
   return need_rank_at_most(graph, node);
 }
 
@@ -165,15 +186,21 @@ class IndexMapOp : public GpuOp {
       throw Error(ErrorCode::kRuntime, fmt::format("{}: the index map has shape {}, the graph says {}", label(node),
                                                    shape_to_string(map.shape()), shape_to_string(shape_of(p.graph, y))));
     if (node.op_type == "Pad") {
-      // The fill in the data's dtype: Pad's constant (0 when none).
-      double value = node.has_attr("pads") ? node.attr_float("value", 0.0f)
-                                           : constant_scalar(p.graph, node.input(2)).value_or(0.0f);
-      Tensor fill = Tensor(p.value(node.inputs[0]).dtype, {});
-      kernels::dispatch_all(node, fill.dtype(), [&](auto t) {
-        using T = decltype(t);
-        *fill.data<T>() = static_cast<T>(value);
-      });
-      std::memcpy(fill_, fill.raw(), fill.nbytes());
+      // The fill as the reference kernel makes it (pad.cpp): a constant of
+      // the data's dtype byte for byte, any other value converted, zero
+      // bytes for 0 (what fill_ holds already).
+      DType dtype = p.value(node.inputs[0]).dtype;
+      const Value* constant = pad_constant(p.graph, node);
+      if (constant && constant->dtype == dtype) {
+        std::memcpy(fill_, constant->initializer->raw(), dtype_size(dtype));
+      } else if (double value = pad_value(p.graph, node); value != 0) {
+        Tensor fill = Tensor(dtype, {});
+        kernels::dispatch_all(node, dtype, [&](auto t) {
+          using T = decltype(t);
+          *fill.data<T>() = static_cast<T>(value);
+        });
+        std::memcpy(fill_, fill.raw(), fill.nbytes());
+      }
     }
     if (auto layout = affine_layout(map, map.shape())) {
       layout_ = *layout;
