@@ -37,13 +37,28 @@ Method
    (every configuration of a model back to back, the order reversed every
    other round).
 
+CPU + GPU rows (after the GPU rows of each model; --no-cpu-gpu skips them):
+
+  hetsched compare MODEL --devices cpu,cuda:0 --schedulers duet,auto --measure
+
+   the CPU alone (all its cores, oneDNN), the GPU alone, and the duet and
+   auto plans over both, measured by `compare` in interleaved rounds; each
+   plan's speed-up over the GPU alone and over the CPU alone, and the CPU's
+   share of the work (FLOPs and nodes, from compare's JSON).  Where the CPU
+   cannot help, auto's share on it should be 0.
+
+Profiles.  Before timing a model, `hetsched profile` measures its launch units
+on cpu and cuda:0 into the run's profile database, so that every scheduler
+plans with measured costs (the GPU's step times are the GPU's own).
+
 hetsched's GPU rows run through the executor's GPU lanes and its --cuda-graph
 flag (docs/cuda.md, "Executor integration"). A hetsched whose `run --help`
 lacks --cuda-graph, or whose trial run on cuda:0 fails, has those rows
 reported as "pending" with the reason, and only the PyTorch rows measured.
 
-Output: bench/results/cuda.csv and bench/results/cuda.md (GPU model, driver,
-CUDA libraries, date, hetsched commit), and the table printed.
+Output: bench/results/cuda.csv, bench/results/cuda_cpu_gpu.csv and
+bench/results/cuda.md (GPU model, driver, CUDA libraries, date, hetsched
+commit), and the tables printed.
 
 Examples:
     /usr/bin/python3 bench/cuda.py --hetsched build/hetsched
@@ -55,7 +70,6 @@ import csv
 import datetime
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -349,6 +363,71 @@ def time_torch(mode, model_path, input_npy, reference_npy, args):
     return json.loads(out.strip().splitlines()[-1]), None
 
 
+def check_interpreter_on_cpu(exe, models, workdir, tolerance=1e-4):
+    """Runs the PyTorch side's interpreter on the CPU against hetsched's CPU
+    output for each model: what keeps the GPU comparison honest on machines
+    without a GPU. Returns the number of models that differ."""
+    import numpy as np
+    import torch
+    torch.set_num_threads(1)
+    failed = 0
+    for name in models:
+        path, _, input_npy, reference = prepare_model(exe, name, workdir)
+        if reference is None:
+            print(f"{name}: hetsched's CPU run failed")
+            failed += 1
+            continue
+        forward, _, _ = onnx_module(path, torch, torch.device("cpu"))
+        with torch.inference_mode():
+            got = forward(torch.from_numpy(np.load(input_npy)))[0].numpy()
+        ref = np.load(reference)
+        diff = float(np.max(np.abs(got - ref)) / max(np.max(np.abs(ref)), 1e-30)) if got.shape == ref.shape else None
+        ok = diff is not None and diff <= tolerance
+        failed += 0 if ok else 1
+        print(f"{name}: {'ok' if ok else 'DIFFERS'} (rel. diff {diff if diff is not None else 'shape ' + str(got.shape)})",
+              flush=True)
+    return failed
+
+
+def profile(exe, model_path, devices, db, args):
+    """Measures the model's launch units on `devices` into `db`; '' or why not."""
+    _, err = run([exe, "profile", model_path, "--devices", devices, "--db", db], args.timeout)
+    return f"profile on {devices} failed ({err})" if err else ""
+
+
+def cpu_gpu_rows(exe, name, model_path, db, args, workdir, cpu="cpu", gpu="cuda:0"):
+    """CPU alone, GPU alone, duet and auto over both, measured by `hetsched compare`."""
+    out_json = os.path.join(workdir, "cpu_gpu.json")
+    cmd = [exe, "compare", model_path, "--devices", f"{cpu},{gpu}", "--schedulers", "duet,auto", "--measure",
+           "-n", str(max(args.rounds * 3, 5)), "-w", str(min(args.warmup, 3)), "--db", db, "--json", out_json]
+    _, err = run(cmd, args.timeout)
+    if err:
+        return [{"model": name, "plan": f"{cpu},{gpu}", "note": err}]
+    with open(out_json) as f:
+        c = json.load(f)
+    alone = {b["device"]: b for b in c["sequential"]}
+    gpu_ms = alone.get(gpu, {}).get("measured_p50_ms")
+    cpu_ms = alone.get(cpu, {}).get("measured_p50_ms")
+
+    def row(plan, measured, devices=None, note=""):
+        ms = measured.get("measured_p50_ms")
+        r = {"model": name, "plan": plan, "median_ms": ms, "min_ms": measured.get("measured_min_ms"),
+             "max_ms": measured.get("measured_max_ms"),
+             "vs_gpu": gpu_ms / ms if ms and gpu_ms else None, "vs_cpu": cpu_ms / ms if ms and cpu_ms else None,
+             "cpu_flops_share": None, "cpu_nodes": None, "note": note}
+        if devices is not None:
+            on_cpu = [d for d in devices if d["device"] == cpu]
+            flops = on_cpu[0]["flops"] if on_cpu else 0.0
+            r["cpu_flops_share"] = flops / c["total_flops"] if c["total_flops"] else None
+            r["cpu_nodes"] = f"{on_cpu[0]['nodes'] if on_cpu else 0} of {c['nodes']}"
+        return r
+
+    rows = [row(f"{cpu} alone", alone.get(cpu, {})), row(f"{gpu} alone", alone.get(gpu, {}))]
+    for s in c["schedulers"]:
+        rows.append(row(s["name"], s, s.get("devices"), s.get("error", "")))
+    return rows
+
+
 # ---------------------------------------------------------------- driver
 
 def model_params(name):
@@ -422,6 +501,10 @@ def main():
     p.add_argument("--timeout", type=int, default=1800)
     p.add_argument("--out", default=os.path.join(REPO, "bench", "results", "cuda.csv"))
     p.add_argument("--keep", help="keep the exported models and inputs in this folder")
+    p.add_argument("--no-cpu-gpu", action="store_true", help="skip the CPU + GPU rows")
+    p.add_argument("--check-on-cpu", action="store_true",
+                   help="no timing: check the PyTorch interpreter on the CPU against hetsched's CPU outputs "
+                        "(needs no GPU; exit 1 when a model differs)")
     # Worker mode (one PyTorch timing run).
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--model-path", help=argparse.SUPPRESS)
@@ -438,6 +521,9 @@ def main():
     exe = os.path.abspath(args.hetsched)
     if not os.path.exists(exe):
         sys.exit(f"{exe}: no such file (build first: make build)")
+    if args.check_on_cpu:
+        with tempfile.TemporaryDirectory(prefix="hetsched_bench_cuda_check_") as workdir:
+            return 1 if check_interpreter_on_cpu(exe, [m for m in args.models.split(",") if m], workdir) else 0
     machine = devices(exe)
     if not machine.get("gpus"):
         print(f"bench/cuda.py: nothing to measure on this machine: {machine.get('gpu_note') or 'no CUDA GPU'}.")
@@ -450,12 +536,14 @@ def main():
     torch_ok, torch_text = torch_status()
     models = [m for m in args.models.split(",") if m]
     configs = ["sequential", "sequential+graph"] + SCHEDULERS
-    rows = []
+    rows, mixed_rows = [], []
     try:
         for name in models:
             print(f"== {name}", flush=True)
             path, input_name, input_npy, reference = prepare_model(exe, name, workdir)
             pending = hetsched_gpu_ready(exe, path)
+            if not pending:
+                pending = profile(exe, path, f"cuda:0*{args.streams}", db, args)
             results = {}  # engine row -> {"medians": [...], "note": str, "rel_diff": float}
             for r in range(args.rounds):
                 order = [("hetsched", c) for c in configs] + ([("torch", m) for m in ("eager", "graph")]
@@ -495,6 +583,13 @@ def main():
                              "median_ms": statistics.median(m) if m else None, "min_ms": min(m) if m else None,
                              "max_ms": max(m) if m else None, "rounds": len(m), "rel_diff": entry["rel_diff"],
                              "note": entry["note"] if not m else ""})
+            if not args.no_cpu_gpu:
+                why = pending or profile(exe, path, "cpu", db, args)
+                mixed = [{"model": name, "plan": "cpu,cuda:0", "note": why}] if why else \
+                    cpu_gpu_rows(exe, name, path, db, args, workdir)
+                for r in mixed:
+                    print(f"  cpu+gpu: {r['plan']}: {fmt_ms(r.get('median_ms')) or r['note']}", flush=True)
+                mixed_rows += mixed
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -518,11 +613,33 @@ def main():
         diff = "" if row["rel_diff"] is None else f"{row['rel_diff']:.1e}"
         lines.append(f"| {row['model']} | {row['engine']} | {row['config']} | {fmt_ms(row['median_ms'])} | {spread} "
                      f"| {diff} | {row['note']} |")
+    if mixed_rows:
+        mixed_fields = ["model", "plan", "median_ms", "min_ms", "max_ms", "vs_gpu", "vs_cpu", "cpu_flops_share",
+                        "cpu_nodes", "note"]
+        mixed_csv = os.path.splitext(args.out)[0] + "_cpu_gpu.csv"
+        with open(mixed_csv, "w", newline="") as f:
+            f.write(f"# {header}\n")
+            w = csv.DictWriter(f, fieldnames=mixed_fields, extrasaction="ignore")
+            w.writeheader()
+            for row in mixed_rows:
+                w.writerow(row)
+        lines += ["", "CPU + GPU (`hetsched compare --devices cpu,cuda:0 --schedulers duet,auto --measure`; "
+                  "speed-ups of each plan's median over each device alone, measured in the same run):", "",
+                  "| model | plan | median ms | [min..max] | vs GPU alone | vs CPU alone | CPU share of FLOPs "
+                  "| nodes on the CPU | note |", "|---|---|---|---|---|---|---|---|---|"]
+        for row in mixed_rows:
+            ms = row.get("median_ms")
+            spread = f"[{fmt_ms(row.get('min_ms'))}..{fmt_ms(row.get('max_ms'))}]" if ms is not None else ""
+            ratio = lambda x: "" if x is None else f"{x:.2f}x"
+            share = row.get("cpu_flops_share")
+            lines.append(f"| {row['model']} | {row['plan']} | {fmt_ms(ms)} | {spread} | {ratio(row.get('vs_gpu'))} "
+                         f"| {ratio(row.get('vs_cpu'))} | {'' if share is None else f'{100 * share:.1f}%'} "
+                         f"| {row.get('cpu_nodes') or ''} | {row.get('note', '')} |")
     md = os.path.splitext(args.out)[0] + ".md"
     with open(md, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
-    print(f"\nwritten: {args.out}, {md}")
+    print(f"\nwritten: {args.out}, {md}" + (f", {mixed_csv}" if mixed_rows else ""))
     return 0
 
 
