@@ -12,6 +12,7 @@ output scale). A reference output that is nearly constant is a failure: the
 comparison would prove nothing.
 
     /usr/bin/python3 tests/python/torch_compare.py --hetsched build/hetsched [MODEL ...]
+    /usr/bin/python3 tests/python/torch_compare.py --hetsched build/hetsched --devices cuda:0
 
 Needs Debian's python3-torch and python3-torchvision (installed by
 scripts/setup-deps.sh). Ends with the line "N passed, M failed".
@@ -89,6 +90,7 @@ def main():
     ap.add_argument("--opset", type=int, default=13)
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-4, help="absolute tolerance, relative to max |output|")
+    ap.add_argument("--devices", default="cpu", help="where hetsched runs them, e.g. cuda:0 on a GPU machine")
     args = ap.parse_args()
     names = args.models or list(MODELS)
     for n in names:
@@ -107,7 +109,7 @@ def main():
             np.save(os.path.join(tmp, "input.npy"), x)
             out_dir = os.path.join(tmp, name + "_out")
             proc = subprocess.run([args.hetsched, "run", path, "--input", "input=" + os.path.join(tmp, "input.npy"),
-                                   "--output-dir", out_dir, "-n", "0", "-w", "0"],
+                                   "--output-dir", out_dir, "--devices", args.devices, "-n", "0", "-w", "0"],
                                   capture_output=True, text=True)
             if proc.returncode != 0:
                 failed += 1
