@@ -223,12 +223,18 @@ DeviceWork plan_device_work(const Graph& graph, const PlatformDevice& device, in
 }
 
 // The platform reduced to one device, so a profiling run never touches the
-// other devices (and needs no cost model for emulated ones).
+// other devices (and needs no cost model for emulated ones), with the links
+// between host memory and the device's own (a GPU's inputs and outputs).
 Platform single_device_platform(const Platform& platform, int device) {
   Platform one;
   one.name = platform.name;
   one.devices.push_back(platform.devices[static_cast<size_t>(device)]);
   one.resources = platform.resources;
+  const std::string& space = one.devices[0].memory_space;
+  for (const Link& link : platform.links)
+    if ((link.from_space == kHostMemory && link.to_space == space) ||
+        (link.from_space == space && link.to_space == kHostMemory))
+      one.links.push_back(link);
   return one;
 }
 

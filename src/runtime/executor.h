@@ -93,9 +93,10 @@ class Executor {
   //   kAllocation  a Launch: allocating its first output's buffer fails, through
   //                the allocator's own failure path (core/allocation.h), as
   //                when memory is exhausted: ErrorCode::kResource with the bytes.
-  //   kCapture     a Launch of a plan run as a CUDA Graph: enqueueing it for
-  //                the capture throws ErrorCode::kRuntime, as a library call
-  //                a capture does not permit would (step by step it runs).
+  //   kCapture     a Launch of a plan run as a CUDA Graph: enqueueing it inside
+  //                the capture (not in the warm-up before it) throws
+  //                ErrorCode::kRuntime, as a library call a capture does not
+  //                permit would (step by step it runs).
   // The run then fails as for a real error: the message names the step, its
   // lane and device, and the kind; the executor stays usable. A failed
   // capture under CudaGraphMode::kAuto does not fail the run: the plan runs

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -14,11 +15,20 @@
 
 namespace hetsched::testing {
 
-// Largest |a - b| relative to the largest |b| (and at least 1e-30).
+// Largest |a - b| relative to the largest |b| (and at least 1e-30); NaN and
+// infinities must sit where b has the same, and sizes must agree, else it is
+// infinite (a kernel that leaves its output unwritten, as NaN, fails).
 inline double relative_error(const Tensor& a, const Tensor& b) {
   auto x = a.to_double_vector(), y = b.to_double_vector();
+  const double kWorst = std::numeric_limits<double>::infinity();
+  if (x.size() != y.size()) return kWorst;
   double diff = 0, scale = 1e-30;
   for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i]) || std::isnan(y[i]) || std::isinf(x[i]) || std::isinf(y[i])) {
+      bool same = (std::isnan(x[i]) && std::isnan(y[i])) || x[i] == y[i];
+      if (!same) return kWorst;
+      continue;
+    }
     diff = std::max(diff, std::fabs(x[i] - y[i]));
     scale = std::max(scale, std::fabs(y[i]));
   }

@@ -266,6 +266,26 @@ TEST(CudaExecutor, WithoutAGpuAPlanOnCuda0FailsSayingWhy) {
   }
 }
 
+// The profiler runs a GPU alone on a platform of that GPU and the links
+// between its memory and the host's (its inputs come in, its outputs go
+// out): without them no plan could be built. Here it gets as far as the GPU.
+TEST(CudaExecutor, WithoutAGpuTheProfilerFailsOnlyForWantOfIt) {
+  if (!probe_gpus().gpus.empty()) GTEST_SKIP() << "a GPU is present: TheProfilerStoresTheGpusTimes runs instead";
+  Graph g = relu_chain(2, 8);
+  Platform p = platform_with_cuda_device(false);
+  p.devices[0].signature = "cuda|a GPU of this test";  // what profiles are stored under
+  std::filesystem::path dir = temp_dir("cuda_profile_no_gpu");
+  ProfileDB db((dir / "p.db").string());
+  try {
+    profile_graph(g, p, db, ProfileOptions{});
+    ADD_FAILURE() << "profiled cuda:0 without a GPU";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("no link"))) << "the profiling platform lost the GPU's links";
+    EXPECT_THAT(e.what(), HasSubstr("cuda:0")) << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // ---------------------------------------------------------------- on a GPU
 
 Graph zoo_graph(const std::string& model, std::map<std::string, std::string> params = {}) {
