@@ -39,9 +39,10 @@ Method
 
 CPU + GPU rows (after the GPU rows of each model; --no-cpu-gpu skips them):
 
-  hetsched compare MODEL --devices cpu,cuda:0 --schedulers duet,auto --measure
+  hetsched compare MODEL --devices cpu:1-N,cuda:0 --schedulers duet,auto --measure
 
-   the CPU alone (all its cores, oneDNN), the GPU alone, and the duet and
+   the CPU alone (every core but the first, which is left to the threads
+   driving the GPU; oneDNN), the GPU alone, and the duet and
    auto plans over both, measured by `compare` in interleaved rounds; each
    plan's speed-up over the GPU alone and over the CPU alone, and the CPU's
    share of the work (FLOPs and nodes, from compare's JSON).  Where the CPU
@@ -395,8 +396,19 @@ def profile(exe, model_path, devices, db, args):
     return f"profile on {devices} failed ({err})" if err else ""
 
 
+def cpu_spec(machine):
+    """The CPU device of the CPU + GPU rows: every core but the first, which
+    stays free for the host threads that drive the GPU's streams (the CPU
+    device pins its threads to all of its cores)."""
+    cores = machine.get("cores") or []
+    if len(cores) > 2 and cores == list(range(cores[0], cores[-1] + 1)):
+        return f"cpu:{cores[1]}-{cores[-1]}"
+    return "cpu"
+
+
 def cpu_gpu_rows(exe, name, model_path, db, args, workdir, cpu="cpu", gpu="cuda:0"):
-    """CPU alone, GPU alone, duet and auto over both, measured by `hetsched compare`."""
+    """CPU alone, GPU alone, duet and auto over both, measured by `hetsched compare`.
+    `cpu` is a device spec; the rows name the device as hetsched does."""
     out_json = os.path.join(workdir, "cpu_gpu.json")
     cmd = [exe, "compare", model_path, "--devices", f"{cpu},{gpu}", "--schedulers", "duet,auto", "--measure",
            "-n", str(max(args.rounds * 3, 5)), "-w", str(min(args.warmup, 3)), "--db", db, "--json", out_json]
@@ -406,6 +418,7 @@ def cpu_gpu_rows(exe, name, model_path, db, args, workdir, cpu="cpu", gpu="cuda:
     with open(out_json) as f:
         c = json.load(f)
     alone = {b["device"]: b for b in c["sequential"]}
+    cpu = next((d for d in alone if d != gpu), cpu)  # "cpu" is named by its cores ("cpu:0-15")
     gpu_ms = alone.get(gpu, {}).get("measured_p50_ms")
     cpu_ms = alone.get(cpu, {}).get("measured_p50_ms")
 
@@ -584,9 +597,10 @@ def main():
                              "max_ms": max(m) if m else None, "rounds": len(m), "rel_diff": entry["rel_diff"],
                              "note": entry["note"] if not m else ""})
             if not args.no_cpu_gpu:
-                why = pending or profile(exe, path, "cpu", db, args)
-                mixed = [{"model": name, "plan": "cpu,cuda:0", "note": why}] if why else \
-                    cpu_gpu_rows(exe, name, path, db, args, workdir)
+                cpu = cpu_spec(machine)
+                why = pending or profile(exe, path, cpu, db, args)
+                mixed = [{"model": name, "plan": f"{cpu},cuda:0", "note": why}] if why else \
+                    cpu_gpu_rows(exe, name, path, db, args, workdir, cpu=cpu)
                 for r in mixed:
                     print(f"  cpu+gpu: {r['plan']}: {fmt_ms(r.get('median_ms')) or r['note']}", flush=True)
                 mixed_rows += mixed
@@ -623,7 +637,8 @@ def main():
             w.writeheader()
             for row in mixed_rows:
                 w.writerow(row)
-        lines += ["", "CPU + GPU (`hetsched compare --devices cpu,cuda:0 --schedulers duet,auto --measure`; "
+        lines += ["", "CPU + GPU (`hetsched compare --devices cpu:1-N,cuda:0 --schedulers duet,auto --measure`, "
+                  "core 0 left to the threads driving the GPU; "
                   "speed-ups of each plan's median over each device alone, measured in the same run):", "",
                   "| model | plan | median ms | [min..max] | vs GPU alone | vs CPU alone | CPU share of FLOPs "
                   "| nodes on the CPU | note |", "|---|---|---|---|---|---|---|---|---|"]

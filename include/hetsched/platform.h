@@ -84,6 +84,10 @@ struct PlatformDevice {
   // Why it does not run `node` ("it runs only Conv, Gemm", "pinned to cpu:0
   // by Conv=cpu:0"); "" when it does.
   std::string why_not(const Node& node) const;
+  // The first node of `graph` it does not run, for errors: "cuda:0 does not
+  // run Gather 'g' (no CUDA kernel for Gather)"; "" when it runs them all.
+  // With `pinned_ok`, a node pinned to another device does not count.
+  std::string first_refusal(const Graph& graph, bool pinned_ok = false) const;
 };
 
 // A user's placement override, `--pin NODE_OR_OP=DEVICE`: the node of that
@@ -126,6 +130,9 @@ struct Platform {
   const Link* link(const std::string& from_space, const std::string& to_space) const;
   const SharedResource* resource(const std::string& resource_name) const;
   bool has_emulated() const;
+  // Every device's first_refusal, "; "-joined: what an error saying that no
+  // device runs the whole graph names.
+  std::string refusals(const Graph& graph, bool pinned_ok = false) const;
   // Hash (hex) of what a plan depends on: device names, kinds, signatures,
   // memory spaces, stream counts, supported ops and links. Measured
   // peaks are excluded: they change with every calibration.

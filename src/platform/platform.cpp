@@ -530,6 +530,21 @@ Platform make_platform(const std::string& device_spec, const std::string& platfo
   return platform;
 }
 
+std::string PlatformDevice::first_refusal(const Graph& graph, bool pinned_ok) const {
+  for (const Node& node : graph.nodes) {
+    if (supports(node) || (pinned_ok && pinned_elsewhere.count(node.name))) continue;
+    return fmt::format("{} does not run {} ({})", name, node.label(), why_not(node));
+  }
+  return "";
+}
+
+std::string Platform::refusals(const Graph& graph, bool pinned_ok) const {
+  std::vector<std::string> parts;
+  for (const PlatformDevice& device : devices)
+    if (std::string why = device.first_refusal(graph, pinned_ok); !why.empty()) parts.push_back(why);
+  return join(parts, "; ");
+}
+
 std::string PlatformDevice::why_not(const Node& node) const {
   if (!ops.empty() && std::find(ops.begin(), ops.end(), node.op_type) == ops.end())
     return kind == DeviceKind::kCuda ? fmt::format("no CUDA kernel for {}", node.op_type)

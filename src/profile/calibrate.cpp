@@ -199,8 +199,10 @@ double measure_shared_bandwidth_gbps(const std::vector<const PlatformDevice*>& d
   return total;
 }
 
+// The micro-benchmarks run on CPU cores: a GPU's parameters come from its
+// probe (nominal until its launch units are profiled).
 bool needs_peaks(const PlatformDevice& d) {
-  return !d.is_emulated() && (d.peak_gflops <= 0 || d.bandwidth_gbps <= 0 || d.launch_overhead_us <= 0);
+  return d.kind == DeviceKind::kCpu && (d.peak_gflops <= 0 || d.bandwidth_gbps <= 0 || d.launch_overhead_us <= 0);
 }
 
 void fill_missing(PlatformDevice& d, const DevicePeaks& peaks) {

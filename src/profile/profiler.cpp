@@ -229,6 +229,9 @@ Platform single_device_platform(const Platform& platform, int device) {
   Platform one;
   one.name = platform.name;
   one.devices.push_back(platform.devices[static_cast<size_t>(device)]);
+  // A sequential pass uses one stream; a GPU's others would only cost handles
+  // and scratch in every pass's context (profiles do not depend on the count).
+  one.devices[0].n_streams = 1;
   one.resources = platform.resources;
   const std::string& space = one.devices[0].memory_space;
   for (const Link& link : platform.links)
@@ -494,8 +497,7 @@ ProfileReport profile_graph(const Graph& graph, const Platform& platform, Profil
         throw Error(ErrorCode::kUsage, fmt::format("device '{}' has no signature to store profiles under", device.name));
       if (!device.supports_all(graph))
         throw Error(ErrorCode::kUnsupported,
-                    fmt::format("device '{}' does not run every op of the graph; it cannot be profiled alone",
-                                device.name));
+                    fmt::format("device '{}' cannot be profiled alone: {}", device.name, device.first_refusal(graph)));
       work.push_back(plan_device_work(graph, device, static_cast<int>(d), db, options, &entry));
     }
     report.devices.push_back(entry);

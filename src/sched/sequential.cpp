@@ -71,8 +71,9 @@ class SequentialScheduler : public Scheduler {
         if (chosen < 0 || times[d] < times[chosen]) chosen = static_cast<int>(d);
       }
       if (chosen < 0)
-        throw Error(ErrorCode::kUnsupported, "scheduler 'sequential': no device of this platform runs every op "
-                                             "of the graph");
+        throw Error(ErrorCode::kUnsupported,
+                    fmt::format("scheduler 'sequential': no device of this platform runs every op of the graph: {}",
+                                platform.refusals(graph)));
       chosen_us = times[chosen];
       for (size_t d = 0; d < platform.devices.size(); ++d)
         if (static_cast<int>(d) != chosen && !std::isinf(times[d]))

@@ -33,7 +33,8 @@ int pick_stream_device(const Graph& graph, const Platform& platform, const Sched
   }
   if (chosen < 0)
     throw Error(ErrorCode::kUnsupported,
-                fmt::format("scheduler '{}': no device of this platform runs every op of the graph", scheduler));
+                fmt::format("scheduler '{}': no device of this platform runs every op of the graph: {}", scheduler,
+                            platform.refusals(graph, true)));
   return chosen;
 }
 

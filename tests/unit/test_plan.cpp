@@ -842,6 +842,21 @@ TEST(SequentialScheduler, TakesTheDeviceParameter) {
   error_of([&] { schedule("sequential", g, cpu_and_npu(), 0, {{"device", "emu:npu"}}); }, ErrorCode::kUsage);
 }
 
+// No device runs the whole graph: the error names each device's first node
+// it refuses, and why.
+TEST(SequentialScheduler, NamesWhatEachDeviceRefusesWhenNoneRunsTheGraph) {
+  Graph g = diamond();
+  Platform p = cpu_and_npu();
+  p.devices.erase(p.devices.begin());  // the NPU alone: it runs no Add
+  const std::string want = "emu:npu does not run Add 'd' (it runs only Relu, Sigmoid, Tanh, Conv, Concat)";
+  for (const char* scheduler : {"sequential", "opara"}) {
+    std::string message = error_of([&] { schedule(scheduler, g, p); }, ErrorCode::kUnsupported);
+    EXPECT_NE(message.find(want), std::string::npos) << message;
+  }
+  EXPECT_EQ(p.devices[0].first_refusal(g), want);
+  EXPECT_EQ(cpu_and_npu().devices[0].first_refusal(g), "") << "the CPU runs it all";
+}
+
 TEST(RoundRobinScheduler, SkipsDevicesThatDoNotRunAUnit) {
   Graph g = diamond();
   Platform p = cpu_and_npu();
