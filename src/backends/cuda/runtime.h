@@ -172,8 +172,9 @@ class CudaContext {
   const GpuStream& stream(int i) const;
   void make_current() const;
 
-  // FP32 (default) or TF32 tensor-core math for cuDNN convolutions and
-  // cuBLAS products prepared from now on (GpuStream::allow_tf32).
+  // FP32 (default) or TF32 tensor-core math (GpuStream::allow_tf32): for
+  // cuDNN convolutions and cuBLASLt products prepared from now on, and for
+  // every cuBLAS sgemm from now on (the handles' math mode), prepared or not.
   void set_allow_tf32(bool allow);
   bool allow_tf32() const { return allow_tf32_; }
 
