@@ -270,8 +270,17 @@ TEST(CudaBackend, DeclinesWhatItDoesNotRun) {
   EXPECT_EQ(cuda::gpu_declines(half, pad), "a non-zero pad value for float16");
   pad.attributes["value"] = attr_float(0.0f);
   EXPECT_EQ(cuda::gpu_declines(half, pad), "");
+  // ReduceMean: torchvision's MNASNet and ShuffleNet pool with it, and
+  // exported Transformer layers normalise with it.
   EXPECT_THAT(cuda::gpu_op_types(), ::testing::IsSupersetOf({"Conv", "MatMul", "Gemm", "MaxPool", "Softmax",
-                                                              "LayerNormalization", "Concat", "Transpose"}));
+                                                              "LayerNormalization", "Concat", "Transpose",
+                                                              "ReduceMean", "ReduceSum", "ReduceMax"}));
+  TestGraph r;
+  r.input("x", random({2, 3}, 7));
+  r.input("axes", i64({1}, {1}));  // a graph input: known only at run time
+  r.node("ReduceSum", {"x", "axes"}, {"s"}, {}, 13);
+  const Graph& reduce = r.finish({"s"});
+  EXPECT_EQ(cuda::gpu_declines(reduce, reduce.nodes[0]), "axes computed at run time");
 }
 
 TEST(CudaBackend, StatusMessagesNameTheCall) {
@@ -728,6 +737,43 @@ TEST(CudaKernels, ClipKeepsNaNAndTheReferencesBounds) {
     EXPECT_TRUE(std::isnan(got[0].data<float>()[0]));
     for (int i = 1; i < 5; ++i) EXPECT_EQ(got[0].data<float>()[i], want.data<float>()[i]) << "element " << i;
   }
+}
+
+// Every Reduce* op the GPU runs, over trailing, leading, inner and all axes,
+// with and without keepdims, short reductions (a thread per output) and
+// long ones (a block per output); Max and Min keep a NaN.
+TEST(CudaKernels, Reductions) {
+  SKIP_WITHOUT_GPU();
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> axes;  // empty: all
+    int64_t keepdims;
+  };
+  const std::vector<Case> cases = {{{2, 3, 4, 5}, {2, 3}, 1}, {{2, 3, 4, 5}, {1}, 0},      {{1, 16, 64}, {-1}, 1},
+                                   {{2, 3, 4, 5}, {0, 2}, 0}, {{1, 64, 32, 32}, {2, 3}, 1}, {{3, 70}, {}, 1},
+                                   {{4, 300}, {1}, 0}};
+  int seed = 300;
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceSumSquare", "ReduceL1", "ReduceL2"})
+    for (const Case& c : cases) {
+      SCOPED_TRACE(fmt::format("{} of {} over {} axes, keepdims {}", op, shape_to_string(c.shape), c.axes.size(),
+                               c.keepdims));
+      TestGraph t;
+      Tensor x = random(c.shape, ++seed);
+      bool max_or_min = std::string(op) == "ReduceMax" || std::string(op) == "ReduceMin";
+      if (max_or_min) x.data<float>()[1] = std::numeric_limits<float>::quiet_NaN();
+      t.input("x", x);
+      std::map<std::string, Attribute> attrs = {{"keepdims", attr_int(c.keepdims)}};
+      if (std::string(op) == "ReduceSum") {  // axes as an input from opset 13
+        if (!c.axes.empty()) t.input("axes", i64({static_cast<int64_t>(c.axes.size())}, c.axes), true);
+        t.node(op, c.axes.empty() ? std::vector<std::string>{"x"} : std::vector<std::string>{"x", "axes"}, {"y"}, attrs,
+               13);
+      } else {
+        if (!c.axes.empty()) attrs["axes"] = attr_ints(c.axes);
+        t.node(op, {"x"}, {"y"}, attrs, 13);
+      }
+      t.finish({"y"});
+      EXPECT_THAT(expect_gpu_matches(t), HasSubstr("CUDA reduction"));
+    }
 }
 
 TEST(CudaKernels, BinaryOpsWithBroadcasting) {

@@ -109,6 +109,14 @@ void softmax(const float* x, float* y, int64_t outer, int64_t len, int64_t inner
 void layer_norm(const float* x, const float* scale, const float* bias, float* y, int64_t rows, int64_t cols,
                 float epsilon, cudaStream_t stream);
 
+// Reductions over some dims (ReduceSum, ReduceMean, ...): y[o] reduces the
+// input elements at offset(kept, o) + offset(reduced, r) for every r, where
+// `kept` has the output's dims (the kept ones) and `reduced` the reduced ones,
+// both with the input's strides and base 0. Max and Min propagate NaN, as
+// the reference kernel does; Mean divides by the count, L2 takes the root.
+enum class Reduction : int { kSum, kMean, kMax, kMin, kSumSquare, kL1, kL2 };
+void reduce(Reduction op, const float* x, const Strided& kept, const Strided& reduced, float* y, cudaStream_t stream);
+
 // Pooling over 3 spatial axes (fewer spatial dims are leading axes of size
 // 1), for the geometries cuDNN's pooling does not cover (asymmetric pads,
 // ceil_mode windows, dilations). Mirrors the reference kernel: max pooling

@@ -1,5 +1,5 @@
-// Reducing CUDA kernels: Softmax / LogSoftmax, layer normalisation and the
-// general pooling kernel (device_kernels.h).
+// Reducing CUDA kernels: Softmax / LogSoftmax, layer normalisation, the
+// Reduce* ops and the general pooling kernel (device_kernels.h).
 #include <cmath>
 
 #include "backends/cuda/kernels/common.cuh"
@@ -137,6 +137,68 @@ __global__ void pool_kernel(bool max, bool count_include_pad, const float* __res
   }
 }
 
+// ---- Reduce*: an accumulator per thread, combined across a block.
+
+__device__ inline float reduction_identity(Reduction op) {
+  return op == Reduction::kMax ? -INFINITY : op == Reduction::kMin ? INFINITY : 0.0f;
+}
+
+// Folds one more value (or a partial result: Max, Min and the sums combine as
+// they fold) into `acc`; a NaN in Max / Min stays.
+__device__ inline float reduction_fold(Reduction op, float acc, float v) {
+  switch (op) {
+    case Reduction::kMax: return acc != acc || acc > v ? acc : v;
+    case Reduction::kMin: return acc != acc || acc < v ? acc : v;
+    default: return acc + v;
+  }
+}
+
+__device__ inline float reduction_term(Reduction op, float v) {
+  return op == Reduction::kSumSquare || op == Reduction::kL2 ? v * v : op == Reduction::kL1 ? fabsf(v) : v;
+}
+
+__device__ inline float reduction_finish(Reduction op, float acc, int64_t n) {
+  return op == Reduction::kMean ? acc / static_cast<float>(n) : op == Reduction::kL2 ? sqrtf(acc) : acc;
+}
+
+__device__ inline float reduction_over_block(Reduction op, float v, float* scratch) {
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  for (int offset = 16; offset > 0; offset /= 2) v = reduction_fold(op, v, __shfl_xor_sync(0xffffffffu, v, offset));
+  __syncthreads();  // scratch may still be read by the previous output's reduction
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = lane < warps ? scratch[lane] : reduction_identity(op);
+  for (int offset = 16; offset > 0; offset /= 2) v = reduction_fold(op, v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+// One block per output element: long reductions (a global mean over H x W).
+__global__ void reduce_block_kernel(Reduction op, const float* __restrict__ x, Strided kept, Strided reduced,
+                                    float* __restrict__ y, int64_t n_out, int64_t n_reduced) {
+  __shared__ float scratch[32];
+  for (int64_t o = blockIdx.x; o < n_out; o += gridDim.x) {
+    const float* xo = x + strided_offset(kept, o);
+    float acc = reduction_identity(op);
+    for (int64_t r = threadIdx.x; r < n_reduced; r += blockDim.x)
+      acc = reduction_fold(op, acc, reduction_term(op, xo[strided_offset(reduced, r)]));
+    acc = reduction_over_block(op, acc, scratch);
+    if (threadIdx.x == 0) y[o] = reduction_finish(op, acc, n_reduced);
+  }
+}
+
+// One thread per output element: short reductions over many outputs.
+__global__ void reduce_thread_kernel(Reduction op, const float* __restrict__ x, Strided kept, Strided reduced,
+                                     float* __restrict__ y, int64_t n_out, int64_t n_reduced) {
+  for (int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; o < n_out;
+       o += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const float* xo = x + strided_offset(kept, o);
+    float acc = reduction_identity(op);
+    for (int64_t r = 0; r < n_reduced; ++r)
+      acc = reduction_fold(op, acc, reduction_term(op, xo[strided_offset(reduced, r)]));
+    y[o] = reduction_finish(op, acc, n_reduced);
+  }
+}
+
 unsigned row_blocks(int64_t rows) { return static_cast<unsigned>(rows < 65535 ? (rows < 1 ? 1 : rows) : 65535); }
 
 }  // namespace
@@ -157,6 +219,20 @@ void layer_norm(const float* x, const float* scale, const float* bias, float* y,
   if (rows * cols <= 0) return;
   layer_norm_kernel<<<row_blocks(rows), kThreads, 0, stream>>>(x, scale, bias, y, rows, cols, epsilon);
   HETSCHED_CUDA_CHECK_LAUNCH("layer_norm_kernel");
+}
+
+void reduce(Reduction op, const float* x, const Strided& kept, const Strided& reduced, float* y, cudaStream_t stream) {
+  int64_t n_out = 1, n_reduced = 1;
+  for (int d = 0; d < kept.rank; ++d) n_out *= kept.dims[d];
+  for (int d = 0; d < reduced.rank; ++d) n_reduced *= reduced.dims[d];
+  if (n_out <= 0 || n_reduced <= 0) return;
+  if (n_reduced >= kThreads) {
+    reduce_block_kernel<<<row_blocks(n_out), kThreads, 0, stream>>>(op, x, kept, reduced, y, n_out, n_reduced);
+    HETSCHED_CUDA_CHECK_LAUNCH("reduce_block_kernel");
+  } else {
+    reduce_thread_kernel<<<blocks_for(n_out), kThreads, 0, stream>>>(op, x, kept, reduced, y, n_out, n_reduced);
+    HETSCHED_CUDA_CHECK_LAUNCH("reduce_thread_kernel");
+  }
 }
 
 void pool(bool max, bool count_include_pad, const float* x, float* y, const PoolGeometry& g, cudaStream_t stream) {
