@@ -37,6 +37,13 @@ double us_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
 }
 
+// The capture of a CUDA Graph failed (not the plan's own work): under
+// CudaGraphMode::kAuto the plan then runs step by step.
+class CaptureFailed : public Error {
+ public:
+  explicit CaptureFailed(const Error& e) : Error(e.code(), e.what()) {}
+};
+
 // What one run shares between its lane workers: which events are done, and
 // the first error.
 struct RunState {
@@ -573,6 +580,9 @@ void Executor::Impl::run_lane(int l, RunState& state, Clock::time_point start, R
     for (; s < lane.steps.size(); ++s) {
       const PlanStep& step = lane.steps[s];
       auto step_start = Clock::now();
+      // A GPU step's time starts here, as a CPU lane's does: a Wait's host
+      // side counts.
+      if (own_gpu && timeline) own_gpu->mark(l, static_cast<int>(s), false);
       if (step.kind == StepKind::kWait && rt.spin_on_wait[s]) {
         // A CPU lane owns its cores while it waits on a device not sharing
         // them: spinning a little there steals from no kernel, and a vCPU
@@ -608,7 +618,6 @@ void Executor::Impl::run_lane(int l, RunState& state, Clock::time_point start, R
           }
         }
       }
-      if (own_gpu && timeline) own_gpu->mark(l, static_cast<int>(s), false);
       switch (step.kind) {
         case StepKind::kLaunch:
           if (own_gpu) own_gpu->launch(l, static_cast<int>(s));
@@ -750,10 +759,11 @@ TensorMap Executor::run(const TensorMap& inputs, RunTimeline* timeline) {
       m.run_cuda_graph();
       if (timeline) timeline->makespan_us = us_between(start, Clock::now());
       return outputs;
-    } catch (const Error& e) {
+    } catch (const CaptureFailed& e) {
       // A capture that fails (a call it does not permit) leaves the plan
       // runnable step by step: under kAuto it runs so from now on.
-      if (m.cuda_graph_mode != CudaGraphMode::kAuto || m.captured) throw;
+      if (m.cuda_graph_mode != CudaGraphMode::kAuto)
+        throw Error(e.code(), fmt::format("CUDA Graph capture: {}", e.what()));
       m.graph_device = -1;
       m.summary.cuda_graph = fmt::format("off: the capture failed ({})", e.what());
       start = Clock::now();
@@ -834,13 +844,16 @@ TensorMap Executor::run(const TensorMap& inputs, RunTimeline* timeline) {
 // host fill them, read after it.
 void Executor::Impl::run_cuda_graph() {
   GpuDevice& g = *gpu[graph_device];
+  for (auto [l, s] : step_order) {
+    const PlanStep& step = plan.lanes[l].steps[s];
+    if (step.kind == StepKind::kCopy && step.from_space == kHostMemory)
+      g.stage_in(step.value, stored(step.value, 0).raw());
+  }
   if (!captured) {
     std::vector<int> first_step_of_lane(plan.lanes.size(), 0);
     for (size_t l = 1; l < plan.lanes.size(); ++l)
       first_step_of_lane[l] = first_step_of_lane[l - 1] + static_cast<int>(plan.lanes[l - 1].steps.size());
-    int calls = 0;
-    g.capture([&] {
-      bool capturing = ++calls > 1;  // the first call is the capture's eager warm-up
+    auto enqueue = [&](bool capturing) {
       for (auto [l, s] : step_order) {
         const PlanStep& step = plan.lanes[l].steps[s];
         int stream = plan.lanes[l].stream;
@@ -856,13 +869,19 @@ void Executor::Impl::run_cuda_graph() {
           case StepKind::kWait: g.wait(stream, step.event); break;
         }
       }
-    });
+    };
+    // Once for real first, on this run's inputs: whatever a library sets up
+    // at its first call (module loading, lazy allocations) must not happen
+    // inside the capture, where it is not permitted. A failure here is the
+    // plan's own and fails the run.
+    enqueue(false);
+    g.synchronize();
+    try {
+      g.capture([&] { enqueue(true); });
+    } catch (const Error& e) {
+      throw CaptureFailed(e);
+    }
     captured = true;
-  }
-  for (auto [l, s] : step_order) {
-    const PlanStep& step = plan.lanes[l].steps[s];
-    if (step.kind == StepKind::kCopy && step.from_space == kHostMemory)
-      g.stage_in(step.value, stored(step.value, 0).raw());
   }
   g.replay();
   g.synchronize();

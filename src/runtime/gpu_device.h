@@ -73,10 +73,11 @@ class GpuDevice {
   virtual void synchronize() = 0;
   virtual void synchronize(int stream) = 0;
 
-  // CUDA Graphs: capture() runs `enqueue` once eagerly (a warm-up, waited
-  // for), then records what it enqueues on the GPU's streams (launches,
-  // copies, records and waits; nothing that synchronises or stages) as one
-  // graph, replacing any earlier one; replay() runs it and returns at once.
+  // CUDA Graphs: capture() records what `enqueue` enqueues on the GPU's
+  // streams (launches, copies, records and waits; nothing that synchronises
+  // or stages) as one graph, replacing any earlier one; replay() runs it and
+  // returns at once. The caller runs the same work once for real before
+  // (a warm-up), so that no library's first-call setup falls in the capture.
   virtual void capture(const std::function<void()>& enqueue) = 0;
   virtual void replay() = 0;
 

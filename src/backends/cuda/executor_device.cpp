@@ -88,10 +88,11 @@ class CudaGpuDevice final : public GpuDevice {
       staging_.emplace(v, cuda::PinnedBuffer(std::max<size_t>(value_bytes(graph, v), 1)));
       stats_.staging_bytes += value_bytes(graph, v);
     }
-    // With lanes of other devices (CPU lanes' kernels want every core), the
-    // host threads waiting for this GPU sleep instead of spinning.
-    bool blocking = std::any_of(plan.lanes.begin(), plan.lanes.end(),
-                                [&](const Lane& lane) { return lane.device != plan_device; });
+    // Beside lanes of devices other than GPUs (CPU lanes' kernels want every
+    // core), the host threads waiting for this GPU sleep instead of spinning.
+    bool blocking = std::any_of(plan.lanes.begin(), plan.lanes.end(), [&](const Lane& lane) {
+      return plan.devices.at(lane.device).rfind("cuda:", 0) != 0;
+    });
     context_.set_blocking_waits(blocking);
     for (size_t l = 0; l < plan.lanes.size(); ++l)
       if (plan.lanes[l].device == plan_device)
@@ -149,17 +150,6 @@ class CudaGpuDevice final : public GpuDevice {
   void synchronize(int stream) override { context_.synchronize(stream); }
 
   void capture(const std::function<void()>& enqueue) override {
-    // Once for real first: whatever a library sets up at its first call
-    // (module loading, lazy allocations) must not happen inside a capture,
-    // where it is not permitted. The staging buffers hold stale bytes; the
-    // results are not read.
-    try {
-      enqueue();
-    } catch (...) {
-      context_.synchronize();  // what was enqueued ends before anything else runs
-      throw;
-    }
-    context_.synchronize();
     graph_exec_ = cuda::CudaGraph();
     graph_exec_ = cuda::capture_graph(context_, enqueue);
   }

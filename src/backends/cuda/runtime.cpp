@@ -240,12 +240,13 @@ void CudaContext::synchronize() const {
 
 void CudaContext::synchronize(int i) const {
   make_current();
+  cudaStream_t s = stream(i).stream;
   if (wait_events_.empty()) {
-    HETSCHED_CUDA_CHECK(cudaStreamSynchronize(stream(i).stream));
+    HETSCHED_CUDA_CHECK(cudaStreamSynchronize(s));
     return;
   }
-  const Event& done = wait_events_.at(static_cast<size_t>(i));
-  HETSCHED_CUDA_CHECK(cudaEventRecord(done.get(), stream(i).stream));
+  const Event& done = wait_events_[static_cast<size_t>(i)];
+  HETSCHED_CUDA_CHECK(cudaEventRecord(done.get(), s));
   done.synchronize();
 }
 

@@ -114,6 +114,7 @@ void layer_norm(const float* x, const float* scale, const float* bias, float* y,
 // `kept` has the output's dims (the kept ones) and `reduced` the reduced ones,
 // both with the input's strides and base 0. Max and Min propagate NaN, as
 // the reference kernel does; Mean divides by the count, L2 takes the root.
+// Accumulates in double, as the reference kernel does.
 enum class Reduction : int { kSum, kMean, kMax, kMin, kSumSquare, kL1, kL2 };
 void reduce(Reduction op, const float* x, const Strided& kept, const Strided& reduced, float* y, cudaStream_t stream);
 

@@ -137,15 +137,16 @@ __global__ void pool_kernel(bool max, bool count_include_pad, const float* __res
   }
 }
 
-// ---- Reduce*: an accumulator per thread, combined across a block.
+// ---- Reduce*: an accumulator per thread (double, as the reference kernel
+// accumulates), combined across a block.
 
-__device__ inline float reduction_identity(Reduction op) {
-  return op == Reduction::kMax ? -INFINITY : op == Reduction::kMin ? INFINITY : 0.0f;
+__device__ inline double reduction_identity(Reduction op) {
+  return op == Reduction::kMax ? -INFINITY : op == Reduction::kMin ? INFINITY : 0.0;
 }
 
 // Folds one more value (or a partial result: Max, Min and the sums combine as
 // they fold) into `acc`; a NaN in Max / Min stays.
-__device__ inline float reduction_fold(Reduction op, float acc, float v) {
+__device__ inline double reduction_fold(Reduction op, double acc, double v) {
   switch (op) {
     case Reduction::kMax: return acc != acc || acc > v ? acc : v;
     case Reduction::kMin: return acc != acc || acc < v ? acc : v;
@@ -153,15 +154,18 @@ __device__ inline float reduction_fold(Reduction op, float acc, float v) {
   }
 }
 
-__device__ inline float reduction_term(Reduction op, float v) {
-  return op == Reduction::kSumSquare || op == Reduction::kL2 ? v * v : op == Reduction::kL1 ? fabsf(v) : v;
+__device__ inline double reduction_term(Reduction op, float v) {
+  double d = v;
+  return op == Reduction::kSumSquare || op == Reduction::kL2 ? d * d : op == Reduction::kL1 ? fabs(d) : d;
 }
 
-__device__ inline float reduction_finish(Reduction op, float acc, int64_t n) {
-  return op == Reduction::kMean ? acc / static_cast<float>(n) : op == Reduction::kL2 ? sqrtf(acc) : acc;
+__device__ inline float reduction_finish(Reduction op, double acc, int64_t n) {
+  return static_cast<float>(op == Reduction::kMean ? acc / static_cast<double>(n)
+                            : op == Reduction::kL2 ? sqrt(acc)
+                                                   : acc);
 }
 
-__device__ inline float reduction_over_block(Reduction op, float v, float* scratch) {
+__device__ inline double reduction_over_block(Reduction op, double v, double* scratch) {
   int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   for (int offset = 16; offset > 0; offset /= 2) v = reduction_fold(op, v, __shfl_xor_sync(0xffffffffu, v, offset));
   __syncthreads();  // scratch may still be read by the previous output's reduction
@@ -175,10 +179,10 @@ __device__ inline float reduction_over_block(Reduction op, float v, float* scrat
 // One block per output element: long reductions (a global mean over H x W).
 __global__ void reduce_block_kernel(Reduction op, const float* __restrict__ x, Strided kept, Strided reduced,
                                     float* __restrict__ y, int64_t n_out, int64_t n_reduced) {
-  __shared__ float scratch[32];
+  __shared__ double scratch[32];
   for (int64_t o = blockIdx.x; o < n_out; o += gridDim.x) {
     const float* xo = x + strided_offset(kept, o);
-    float acc = reduction_identity(op);
+    double acc = reduction_identity(op);
     for (int64_t r = threadIdx.x; r < n_reduced; r += blockDim.x)
       acc = reduction_fold(op, acc, reduction_term(op, xo[strided_offset(reduced, r)]));
     acc = reduction_over_block(op, acc, scratch);
@@ -192,7 +196,7 @@ __global__ void reduce_thread_kernel(Reduction op, const float* __restrict__ x, 
   for (int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; o < n_out;
        o += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const float* xo = x + strided_offset(kept, o);
-    float acc = reduction_identity(op);
+    double acc = reduction_identity(op);
     for (int64_t r = 0; r < n_reduced; ++r)
       acc = reduction_fold(op, acc, reduction_term(op, xo[strided_offset(reduced, r)]));
     y[o] = reduction_finish(op, acc, n_reduced);
