@@ -230,7 +230,7 @@ class PySession {
  public:
   PySession(const std::string& model, const py::object& devices, const std::string& scheduler,
             const py::object& platform, const py::object& plan, const py::object& db, const py::object& shapes,
-            const py::object& params, bool reference, const py::object& pins)
+            const py::object& params, bool reference, const py::object& pins, const py::object& cuda_graph)
       : model_(model) {
     if (!platform.is_none()) options_.platform = platform.cast<std::string>();
     // Like the CLI: a platform file alone means its devices only.
@@ -241,6 +241,12 @@ class PySession {
     if (!plan.is_none()) options_.plan = plan.cast<std::string>();
     if (!db.is_none()) options_.profile_db = db.cast<std::string>();
     options_.pins = to_strings(pins, "pins");
+    if (!cuda_graph.is_none()) {
+      std::string mode = py::str(cuda_graph).cast<std::string>();
+      if (mode != "on" && mode != "off")
+        throw Error(ErrorCode::kUsage, fmt::format("cuda_graph: expected 'on', 'off' or None, got '{}'", mode));
+      options_.cuda_graph = mode == "on" ? CudaGraphMode::kOn : CudaGraphMode::kOff;
+    }
     if (!shapes.is_none()) {
       if (!py::isinstance<py::dict>(shapes))
         throw Error(ErrorCode::kUsage, "shapes: expected a dict name -> tuple of dims");
@@ -334,6 +340,7 @@ class PySession {
     out["emulated"] = s.emulated;
     out["n_emulation_overruns"] = s.n_emulation_overruns;
     out["choice"] = s.choice;
+    out["cuda_graph"] = s.cuda_graph;
     return out;
   }
 
@@ -617,11 +624,12 @@ PYBIND11_MODULE(_hetsched, m) {
                         "file's, or the scheduler's (which opens the profile database and calibrates the devices). "
                         "Failures raise hetsched.Error with the engine's message.")
       .def(py::init<const std::string&, const py::object&, const std::string&, const py::object&, const py::object&,
-                    const py::object&, const py::object&, const py::object&, bool, const py::object&>(),
+                    const py::object&, const py::object&, const py::object&, bool, const py::object&,
+                    const py::object&>(),
            py::arg("model"), py::arg("devices") = py::none(), py::arg("scheduler") = "sequential",
            py::arg("platform") = py::none(), py::arg("plan") = py::none(), py::arg("db") = py::none(),
            py::arg("shapes") = py::none(), py::arg("params") = py::none(), py::arg("reference") = false,
-           py::arg("pins") = py::none(),
+           py::arg("pins") = py::none(), py::arg("cuda_graph") = py::none(),
            "Loads `model` and plans it.\n\n"
            "model: an .onnx file or 'zoo:NAME' (see zoo_models()).\n"
            "devices: a device spec such as 'cpu', 'cpu:0-1', 'cpu:0,cpu:1', 'cpu:0,emu:npu'. Default: 'cpu', or "
@@ -633,7 +641,9 @@ PYBIND11_MODULE(_hetsched, m) {
            "shapes: fixes free input dims, e.g. {'input': (1, 3, 224, 224)}.\n"
            "params: zoo model parameters, e.g. {'layers': 2}.\n"
            "reference: run every node with the plain C++ reference kernels (the ground truth) instead.\n"
-           "pins: 'NODE_OR_OP=DEVICE' strings placing nodes on devices, where this build supports it.")
+           "pins: 'NODE_OR_OP=DEVICE' strings placing nodes on devices, where this build supports it.\n"
+           "cuda_graph: 'on' or 'off' (None: on when every lane of the plan is on one GPU): run a plan on one GPU "
+           "as one captured CUDA Graph, or step by step; summary['cuda_graph'] says which ran.")
       .def("run", &PySession::run, py::arg("inputs"),
            "Runs the model once on a dict name -> numpy array and returns a dict name -> numpy array.\n\n"
            "Every graph input must be given with the graph's dtype and shape (unknown dims match anything); "

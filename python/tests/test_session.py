@@ -210,6 +210,16 @@ class SessionTest(unittest.TestCase):
             bert(platform=PHONE, devices="emu:big", pins=["MatMul=emu:npu"])
         self.assertIn("--pin MatMul=emu:npu: no device 'emu:npu'", str(e.exception))
 
+    def test_cuda_graph_option(self):
+        self.assertEqual(self.bert.summary["cuda_graph"], "", "no GPU in the plan: nothing to say")
+        self.assertEqual(bert(cuda_graph="off").summary["cuda_graph"], "")
+        with self.assertRaises(hetsched.UsageError) as e:
+            bert(cuda_graph="on")
+        self.assertIn("--cuda-graph on needs every lane of the plan on one GPU", str(e.exception))
+        with self.assertRaises(hetsched.UsageError) as e:
+            bert(cuda_graph="maybe")
+        self.assertIn("cuda_graph: expected 'on', 'off' or None, got 'maybe'", str(e.exception))
+
     def test_explain_is_the_cli_report(self):
         s = bert(platform=PHONE, scheduler="random")
         text = s.explain()
