@@ -1,0 +1,51 @@
+#!/bin/bash
+# The checks of docs/cuda.md "Verifying on a GPU machine", in order, each
+# step's output in its own log, so that one command on a GPU machine says
+# what works:
+#
+#   scripts/verify-gpu.sh [BUILD_DIR] [OUT_DIR]      (defaults: build, gpu-check)
+#
+# Steps: the GPU as hetsched sees it; the GPU unit tests (runtime, kernels
+# against the reference kernels, CUDA Graphs, the executor's GPU lanes,
+# step timing, the profiler); googlenet on cuda:0 step by step and as a
+# CUDA Graph; torchvision exports against PyTorch on cuda:0; the GPU
+# benchmark, quick, on googlenet and bert (bench/cuda.py; the full one is
+# `make bench-cuda`). A failing step does not stop the next; the exit code
+# is the number of steps that failed.
+#
+# PYTHON names the Python with numpy, onnx and a CUDA build of PyTorch
+# (default: python3). A build packed by scripts/pack-prebuilt.sh finds its
+# libraries in BUILD_DIR/prebuilt-lib and HETSCHED_CUDA_LIBS.
+set -uo pipefail
+
+build=${1:-build}
+out=${2:-gpu-check}
+python=${PYTHON:-python3}
+mkdir -p "$out"
+if [[ -d $build/prebuilt-lib ]]; then
+  export LD_LIBRARY_PATH="$build/prebuilt-lib${HETSCHED_CUDA_LIBS:+:$HETSCHED_CUDA_LIBS}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+
+failed=0
+step() {
+  local name=$1
+  shift
+  echo "== $name: $*"
+  local start=$SECONDS
+  "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  echo "   exit $rc after $((SECONDS - start)) s; the log's end ($out/$name.log):"
+  tail -n 8 "$out/$name.log" | sed 's/^/   | /'
+  [[ $rc -eq 0 ]] || failed=$((failed + 1))
+}
+
+step devices "$build/hetsched" devices
+step gpu-unit-tests "$build/tests/hetsched_unit_tests" --gtest_filter='Cuda*:GpuMemory*' --gtest_brief=1
+step googlenet-step-by-step "$build/hetsched" run zoo:googlenet --devices 'cuda:0*1' --cuda-graph off -n 5
+step googlenet-cuda-graph "$build/hetsched" run zoo:googlenet --devices cuda:0 --cuda-graph on -n 5
+step torchvision-on-cuda "$python" tests/python/torch_compare.py --hetsched "$build/hetsched" --devices cuda:0 \
+  resnet18 googlenet mobilenet_v3_small shufflenet_v2_x1_0 transformer_encoder
+step bench-quick "$python" bench/cuda.py --hetsched "$build/hetsched" --quick --models googlenet,bert \
+  --out "$out/cuda.csv"
+echo "$failed step(s) failed"
+exit "$failed"
