@@ -148,6 +148,12 @@ Platform load_platform_file(const std::string& path);
 // ErrorCode::kUsage.
 Platform make_platform(const std::string& device_spec, const std::string& platform_file);
 
+// A warning when a real CPU device holds every one of `usable_cores` (the
+// machine's: MachineInfo::usable_cores) beside a CUDA GPU: the CPU device
+// pins its threads to all of its cores, and the host threads that drive the
+// GPU's streams then take cores from its kernels. "" otherwise.
+std::string cpu_beside_gpu_warning(const Platform& platform, const std::vector<int>& usable_cores);
+
 // Parses "NODE_OR_OP=DEVICE"; ErrorCode::kUsage when malformed.
 Pin parse_pin(const std::string& text);
 

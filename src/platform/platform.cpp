@@ -466,6 +466,23 @@ Platform load_platform_file(const std::string& path) {
   return PlatformFileReader(path).read(parse_rejecting_duplicate_keys(text.str(), path));
 }
 
+std::string cpu_beside_gpu_warning(const Platform& platform, const std::vector<int>& usable_cores) {
+  const PlatformDevice* gpu = nullptr;
+  for (const PlatformDevice& d : platform.devices)
+    if (d.kind == DeviceKind::kCuda) gpu = &d;
+  if (!gpu || usable_cores.size() < 2) return "";
+  std::set<int> all(usable_cores.begin(), usable_cores.end());
+  for (const PlatformDevice& d : platform.devices) {
+    if (d.kind != DeviceKind::kCpu || std::set<int>(d.cores.begin(), d.cores.end()) != all) continue;
+    std::string rest = usable_cores.size() == 2 ? fmt::format("cpu:{}", usable_cores[1])
+                                                : fmt::format("cpu:{}-{}", usable_cores[1], usable_cores.back());
+    return fmt::format("{} takes every core beside {}: the threads driving the GPU's streams will take cores from "
+                       "its kernels; leave one free (e.g. --devices {},{})",
+                       d.name, gpu->name, rest, gpu->name);
+  }
+  return "";
+}
+
 Platform make_platform(const std::string& device_spec, const std::string& platform_file) {
   bool has_spec = device_spec.find_first_not_of(" \t") != std::string::npos;
   if (!has_spec && platform_file.empty())

@@ -1,5 +1,6 @@
 #include "hetsched/session.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <mutex>
 #include <random>
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "hetsched/compare.h"
+#include "hetsched/device.h"
 #include "hetsched/scheduler.h"
 #include "plan/plan_builder.h"
 #include "runtime/executor.h"
@@ -165,6 +167,10 @@ Session::Session(Graph graph, const SessionOptions& options)
   std::vector<Pin> pins;
   for (const auto& text : options.pins) pins.push_back(parse_pin(text));
   apply_pins(b.platform, *graph_, pins);
+  if (std::any_of(b.platform.devices.begin(), b.platform.devices.end(),
+                  [](const PlatformDevice& d) { return d.kind == DeviceKind::kCuda; }))
+    if (std::string warning = cpu_beside_gpu_warning(b.platform, describe_machine().usable_cores); !warning.empty())
+      b.warnings.push_back(warning);
   bool one_cpu_device = b.platform.devices.size() == 1 && b.platform.devices[0].kind == DeviceKind::kCpu;
   std::shared_ptr<const CostModel> cost;
   if (b.platform.has_emulated()) cost = open_cost_model(b.platform, options.profile_db, &b.warnings);

@@ -266,6 +266,21 @@ TEST(CudaExecutor, WithoutAGpuAPlanOnCuda0FailsSayingWhy) {
   }
 }
 
+// A CPU device on every core beside a GPU is warned about (its pinned
+// threads would compete with the ones driving the GPU); one core short is not.
+TEST(CudaExecutor, ACpuDeviceOnEveryCoreBesideAGpuIsWarnedAbout) {
+  Platform p = platform_with_cuda_device(true);  // cpu:0 and cuda:0
+  EXPECT_EQ(cpu_beside_gpu_warning(p, {0, 1}), "") << "cpu:0 leaves core 1 free";
+  EXPECT_EQ(cpu_beside_gpu_warning(p, {0}), "") << "one core: nothing to leave";
+  p.devices[0].cores = {0, 1};
+  p.devices[0].name = "cpu:0-1";
+  EXPECT_EQ(cpu_beside_gpu_warning(p, {0, 1}),
+            "cpu:0-1 takes every core beside cuda:0: the threads driving the GPU's streams will take cores from its "
+            "kernels; leave one free (e.g. --devices cpu:1,cuda:0)");
+  p.devices.pop_back();  // no GPU: no warning
+  EXPECT_EQ(cpu_beside_gpu_warning(p, {0, 1}), "");
+}
+
 // The profiler runs a GPU alone on a platform of that GPU and the links
 // between its memory and the host's (its inputs come in, its outputs go
 // out): without them no plan could be built. Here it gets as far as the GPU.
