@@ -130,6 +130,9 @@ struct Executor::Impl {
   int graph_device = -1;  // the plan device whose GPU runs the graph, -1: none
   bool captured = false;
   std::vector<std::pair<int, int>> step_order;  // (lane, step): every step, in an order a sequential walk runs them
+  // Per lane: the index its first step has when every lane's steps are
+  // counted in lane order (how faults and errors number steps).
+  std::vector<int> first_step_of_lane;
 
   struct LaneRuntime {
     std::unique_ptr<cpu::Program> program;  // CPU lanes with oneDNN
@@ -199,8 +202,7 @@ struct Executor::Impl {
   void compile_programs();
   void make_gpus();
   void choose_cuda_graph();
-  void run_lane(int l, RunState& state, Clock::time_point start, RunTimeline* timeline, int first_global_step,
-                std::atomic<int>& overruns);
+  void run_lane(int l, RunState& state, Clock::time_point start, RunTimeline* timeline, std::atomic<int>& overruns);
   void run_reference_launch(const PlanStep& step, int space);
   void copy_value(const PlanStep& step);
   void gpu_copy(int l, const PlanStep& step);
@@ -430,6 +432,9 @@ void Executor::Impl::compile_lane(int l) {
 // far as it goes until a Wait whose event is not recorded yet (the plan is
 // deadlock-free, so the walk ends with every step).
 void Executor::Impl::compute_step_order() {
+  first_step_of_lane.assign(plan.lanes.size(), 0);
+  for (size_t l = 1; l < plan.lanes.size(); ++l)
+    first_step_of_lane[l] = first_step_of_lane[l - 1] + static_cast<int>(plan.lanes[l - 1].steps.size());
   std::vector<size_t> next(plan.lanes.size(), 0);
   std::vector<char> recorded(plan.n_events, 0);
   for (bool progress = true; progress;) {
@@ -568,8 +573,9 @@ void Executor::Impl::gpu_copy(int l, const PlanStep& step) {
 }
 
 void Executor::Impl::run_lane(int l, RunState& state, Clock::time_point start, RunTimeline* timeline,
-                              int first_global_step, std::atomic<int>& overruns) {
+                              std::atomic<int>& overruns) {
   const Lane& lane = plan.lanes[l];
+  const int first_global_step = first_step_of_lane[l];
   LaneRuntime& rt = lanes[l];
   int space = device_space[lane.device];
   CpuRuntime* dev = rt.program ? &cpu[lane.device] : nullptr;
@@ -781,10 +787,9 @@ TensorMap Executor::run(const TensorMap& inputs, RunTimeline* timeline) {
       }
   std::atomic<int> overruns{0};
   std::vector<std::future<void>> done;
-  int first_global_step = 0;
   try {
     for (size_t l = 0; l < m.lanes.size(); ++l) {
-      auto task = [&m, &state, &lane_memory, start, timeline, first_global_step, &overruns, l] {
+      auto task = [&m, &state, &lane_memory, start, timeline, &overruns, l] {
         auto& rt = m.lanes[l];
         if (rt.program) {
           try {
@@ -794,12 +799,11 @@ TensorMap Executor::run(const TensorMap& inputs, RunTimeline* timeline) {
             return;
           }
         }
-        m.run_lane(static_cast<int>(l), state, start, timeline, first_global_step, overruns);
+        m.run_lane(static_cast<int>(l), state, start, timeline, overruns);
       };
       if (m.lanes[l].gpu && m.lanes.size() == 1) task();  // the only lane: no thread to start
       else if (m.lanes[l].emulated || m.lanes[l].gpu) done.push_back(std::async(std::launch::async, task));
       else done.push_back(m.cpu[m.plan.lanes[l].device].device->submit(task));
-      first_global_step += static_cast<int>(m.plan.lanes[l].steps.size());
     }
   } catch (...) {
     // A lane could not be started (no thread to be had): the started ones
@@ -850,9 +854,6 @@ void Executor::Impl::run_cuda_graph() {
       g.stage_in(step.value, stored(step.value, 0).raw());
   }
   if (!captured) {
-    std::vector<int> first_step_of_lane(plan.lanes.size(), 0);
-    for (size_t l = 1; l < plan.lanes.size(); ++l)
-      first_step_of_lane[l] = first_step_of_lane[l - 1] + static_cast<int>(plan.lanes[l - 1].steps.size());
     auto enqueue = [&](bool capturing) {
       for (auto [l, s] : step_order) {
         const PlanStep& step = plan.lanes[l].steps[s];
