@@ -16,6 +16,12 @@
 # PYTHON names the Python with numpy, onnx and a CUDA build of PyTorch
 # (default: python3). A build packed by scripts/pack-prebuilt.sh finds its
 # libraries in BUILD_DIR/prebuilt-lib and HETSCHED_CUDA_LIBS.
+#
+# Each step has a time limit (a hang costs that step, not the rest), and
+# the whole script a budget, VERIFY_BUDGET_S seconds (default 540): a step
+# gets at most what is left of it, and once it is spent the remaining steps
+# are skipped and counted as failed, so that a caller with a hard limit
+# (a remote command of 600 s) still gets every log back.
 set -uo pipefail
 
 build=${1:-build}
@@ -26,26 +32,36 @@ if [[ -d $build/prebuilt-lib ]]; then
   export LD_LIBRARY_PATH="$build/prebuilt-lib${HETSCHED_CUDA_LIBS:+:$HETSCHED_CUDA_LIBS}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 
+budget=${VERIFY_BUDGET_S:-540}
 failed=0
+# step NAME LIMIT_S COMMAND...
 step() {
-  local name=$1
-  shift
-  echo "== $name: $*"
+  local name=$1 limit=$2
+  shift 2
+  local left=$((budget - SECONDS))
+  if ((left < 10)); then
+    echo "== $name: skipped, the budget of $budget s is spent"
+    failed=$((failed + 1))
+    return
+  fi
+  ((limit > left)) && limit=$left
+  echo "== $name (at most $limit s): $*"
   local start=$SECONDS
-  "$@" >"$out/$name.log" 2>&1
+  timeout --kill-after=10 "$limit" "$@" >"$out/$name.log" 2>&1
   local rc=$?
+  ((rc == 124 || rc == 137)) && echo "   stopped at its limit of $limit s" | tee -a "$out/$name.log"
   echo "   exit $rc after $((SECONDS - start)) s; the log's end ($out/$name.log):"
   tail -n 8 "$out/$name.log" | sed 's/^/   | /'
   [[ $rc -eq 0 ]] || failed=$((failed + 1))
 }
 
-step devices "$build/hetsched" devices
-step gpu-unit-tests "$build/tests/hetsched_unit_tests" --gtest_filter='Cuda*:GpuMemory*' --gtest_brief=1
-step googlenet-step-by-step "$build/hetsched" run zoo:googlenet --devices 'cuda:0*1' --cuda-graph off -n 5
-step googlenet-cuda-graph "$build/hetsched" run zoo:googlenet --devices cuda:0 --cuda-graph on -n 5
-step torchvision-on-cuda "$python" tests/python/torch_compare.py --hetsched "$build/hetsched" --devices cuda:0 \
+step devices 60 "$build/hetsched" devices
+step gpu-unit-tests 240 "$build/tests/hetsched_unit_tests" --gtest_filter='Cuda*:GpuMemory*' --gtest_brief=1
+step googlenet-step-by-step 90 "$build/hetsched" run zoo:googlenet --devices 'cuda:0*1' --cuda-graph off -n 5
+step googlenet-cuda-graph 90 "$build/hetsched" run zoo:googlenet --devices cuda:0 --cuda-graph on -n 5
+step torchvision-on-cuda 180 "$python" tests/python/torch_compare.py --hetsched "$build/hetsched" --devices cuda:0 \
   resnet18 googlenet mobilenet_v3_small shufflenet_v2_x1_0 transformer_encoder
-step bench-quick "$python" bench/cuda.py --hetsched "$build/hetsched" --quick --models googlenet,bert \
+step bench-quick 300 "$python" bench/cuda.py --hetsched "$build/hetsched" --quick --models googlenet,bert \
   --out "$out/cuda.csv"
 echo "$failed step(s) failed"
 exit "$failed"
