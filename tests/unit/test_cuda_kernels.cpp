@@ -42,6 +42,7 @@ namespace {
 
 using namespace hetsched::testing;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 bool have_gpu() { return !probe_gpus().gpus.empty(); }
 
@@ -303,6 +304,27 @@ TEST(CudaBackend, StatusMessagesNameTheCall) {
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("cudaMemcpy(dst, src, n) failed: cudaErrorInvalidValue (invalid argument)"));
+    EXPECT_THAT(e.what(), Not(HasSubstr("sticky")));
+  }
+}
+
+TEST(CudaBackend, AStickyErrorSaysTheProcessMustBeRestarted) {
+  // An illegal address in a kernel loses the process's CUDA context: the
+  // message must not let the user retry in the same process.
+  EXPECT_TRUE(cuda::is_sticky_error(cudaErrorIllegalAddress));
+  EXPECT_TRUE(cuda::is_sticky_error(cudaErrorLaunchFailure));
+  EXPECT_TRUE(cuda::is_sticky_error(cudaErrorMisalignedAddress));
+  EXPECT_FALSE(cuda::is_sticky_error(cudaErrorMemoryAllocation));
+  EXPECT_FALSE(cuda::is_sticky_error(cudaErrorInvalidValue));
+  EXPECT_FALSE(cuda::is_sticky_error(cudaErrorNoDevice));
+  try {
+    cuda::check_status(cudaErrorIllegalAddress, "cudaStreamSynchronize(stream)", __FILE__, __LINE__);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kRuntime);
+    EXPECT_THAT(e.what(), HasSubstr("cudaStreamSynchronize(stream) failed: cudaErrorIllegalAddress"));
+    EXPECT_THAT(e.what(), HasSubstr("cudaErrorIllegalAddress is sticky: this process's CUDA context is lost"));
+    EXPECT_THAT(e.what(), HasSubstr("restart the process"));
   }
 }
 

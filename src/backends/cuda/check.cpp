@@ -18,7 +18,38 @@ const char* source_path(const char* file) {
   return src ? src : file;
 }
 
+// "" or, after a sticky error (reported by `status` or left by an earlier
+// call), the sentence that says the process must be restarted.
+std::string sticky_note(cudaError_t status) {
+  if (!is_sticky_error(status)) status = cudaPeekAtLastError();
+  if (!is_sticky_error(status)) return "";
+  return fmt::format("; {} is sticky: this process's CUDA context is lost and every later CUDA call fails, so "
+                     "restart the process",
+                     cudaGetErrorName(status));
+}
+
 }  // namespace
+
+bool is_sticky_error(cudaError_t status) {
+  switch (status) {
+    case cudaErrorContained:
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+    case cudaErrorTensorMemoryLeak:
+    case cudaErrorMpsClientTerminated:
+    case cudaErrorExternalDevice:
+      return true;
+    default:
+      return false;
+  }
+}
 
 const char* cuda_error_name(cudaError_t status) { return cudaGetErrorName(status); }
 const char* cuda_error_text(cudaError_t status) { return cudaGetErrorString(status); }
@@ -28,8 +59,9 @@ void throw_cuda_error(cudaError_t status, const char* call, const char* file, in
   // in a kernel) stays, and every later call reports it, as it should: the
   // context is unusable.
   cudaGetLastError();
-  throw Error(ErrorCode::kRuntime, fmt::format("{} failed: {} ({}) [{}:{}]", call, cudaGetErrorName(status),
-                                               cudaGetErrorString(status), source_path(file), line));
+  throw Error(ErrorCode::kRuntime, fmt::format("{} failed: {} ({}) [{}:{}]{}", call, cudaGetErrorName(status),
+                                               cudaGetErrorString(status), source_path(file), line,
+                                               sticky_note(status)));
 }
 
 void throw_cudnn_error(cudnnStatus_t status, const char* call, const char* file, int line) {
@@ -39,21 +71,22 @@ void throw_cudnn_error(cudnnStatus_t status, const char* call, const char* file,
   std::string more = detail[0] ? fmt::format(": {}", detail) : "";
   for (char& c : more)
     if (c == '\n') c = ' ';
-  throw Error(ErrorCode::kRuntime, fmt::format("{} failed: {}{} [{}:{}]", call, cudnnGetErrorString(status), more,
-                                               source_path(file), line));
+  throw Error(ErrorCode::kRuntime, fmt::format("{} failed: {}{} [{}:{}]{}", call, cudnnGetErrorString(status), more,
+                                               source_path(file), line, sticky_note(cudaSuccess)));
 }
 
 void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line) {
-  throw Error(ErrorCode::kRuntime, fmt::format("{} failed: {} ({}) [{}:{}]", call, cublasGetStatusName(status),
-                                               cublasGetStatusString(status), source_path(file), line));
+  throw Error(ErrorCode::kRuntime, fmt::format("{} failed: {} ({}) [{}:{}]{}", call, cublasGetStatusName(status),
+                                               cublasGetStatusString(status), source_path(file), line,
+                                               sticky_note(cudaSuccess)));
 }
 
 void check_launch(const char* kernel, const char* file, int line) {
   cudaError_t status = cudaGetLastError();
   if (status != cudaSuccess)
     throw Error(ErrorCode::kRuntime,
-                fmt::format("launching the CUDA kernel {} failed: {} ({}) [{}:{}]", kernel, cudaGetErrorName(status),
-                            cudaGetErrorString(status), source_path(file), line));
+                fmt::format("launching the CUDA kernel {} failed: {} ({}) [{}:{}]{}", kernel, cudaGetErrorName(status),
+                            cudaGetErrorString(status), source_path(file), line, sticky_note(status)));
 }
 
 }  // namespace hetsched::cuda

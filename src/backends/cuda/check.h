@@ -7,7 +7,11 @@
 //    memory) [src/backends/cuda/runtime.cpp:40]"
 // One macro serves the three libraries (check_status is overloaded on their
 // status types). A CUDA error that is not sticky is cleared before throwing,
-// so the next call does not report it again.
+// so the next call does not report it again. A sticky one (an illegal
+// address in a kernel) has lost the process's CUDA context: every later
+// call of any library fails too, and nothing but a new process recovers
+// (a device reset would also free what other libraries hold on the GPU).
+// Then every message, cuDNN's and cuBLAS's too, ends by saying so.
 #pragma once
 
 #include <cublasLt.h>
@@ -30,6 +34,11 @@ inline void check_status(cudnnStatus_t status, const char* call, const char* fil
 inline void check_status(cublasStatus_t status, const char* call, const char* file, int line) {
   if (status != CUBLAS_STATUS_SUCCESS) throw_cublas_error(status, call, file, line);
 }
+
+// Whether `status` leaves the process's CUDA context unusable: the codes
+// the CUDA headers document as "the process must be terminated and
+// relaunched" (cudaErrorIllegalAddress, cudaErrorLaunchFailure, ...).
+bool is_sticky_error(cudaError_t status);
 
 // "cudaErrorNoDevice (no CUDA-capable device is detected)".
 const char* cuda_error_name(cudaError_t status);
