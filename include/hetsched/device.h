@@ -76,9 +76,35 @@ struct MachineInfo {
   std::string gpu_note;
   // The CUDA libraries the backend runs with; "" without the backend.
   std::string gpu_libraries;
+  // How the CPU kernels' OpenMP threads wait (openmp_wait_settings()).
+  std::string openmp_waits;
 };
 
 // Reads the machine's topology (hwloc).
 MachineInfo describe_machine();
+
+// How OpenMP threads wait between kernels. The CPU kernels (oneDNN) run on
+// libgomp, which reads OMP_WAIT_POLICY and GOMP_SPINCOUNT once, when it is
+// loaded. By default a thread spins 300,000 times before it sleeps, but only
+// 100 times while the process holds more OpenMP threads than it has cores:
+// as soon as two executors' CPU devices live side by side (`compare`,
+// `demo` and a Session's measured check keep one executor per plan), or
+// devices overlap (cpu:0, cpu:1 and cpu:0-1). Then every kernel of a
+// multi-core device pays for waking its threads: on 2 cores googlenet on
+// cpu:0-1 measured 19.5 ms in `compare`, 8.4 ms in `hetsched run`, and a
+// one-core device looked faster than both cores. With OMP_WAIT_POLICY=ACTIVE
+// and GOMP_SPINCOUNT=300000 libgomp spins as by default where it has a core
+// per thread, and 1000 times where it has not (10.8 ms there).
+//
+// prefer_active_openmp_waits() sets those two in the environment unless
+// either is set, and returns whether it set them. They act on a process that
+// loads libgomp afterwards: the CLI runs itself again with them, the Python
+// module sets them before it loads its extension; a C++ program linking
+// hetsched should set them where it is started.
+bool prefer_active_openmp_waits();
+// "OMP_WAIT_POLICY=ACTIVE GOMP_SPINCOUNT=300000", as this process's
+// environment has them ("OMP_WAIT_POLICY unset GOMP_SPINCOUNT unset" when
+// neither is set).
+std::string openmp_wait_settings();
 
 }  // namespace hetsched

@@ -6,7 +6,17 @@
 
 See docs/python.md for the whole API.
 """
-from ._hetsched import (  # noqa: F401
+import os as _os
+
+# libgomp, which the CPU kernels run on, reads these once, when the
+# extension below loads it: active waits keep a multi-core device fast while
+# several sessions live side by side (see prefer_active_openmp_waits in
+# include/hetsched/device.h). A choice already made in the environment stays.
+if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
+    _os.environ["OMP_WAIT_POLICY"] = "ACTIVE"
+    _os.environ["GOMP_SPINCOUNT"] = "300000"
+
+from ._hetsched import (  # noqa: E402, F401
     Error,
     InvalidInputError,
     Session,

@@ -541,6 +541,7 @@ py::dict machine() {
   out["caches"] = caches;
   out["gpus"] = m.gpus;
   out["gpu_note"] = m.gpu_note;
+  out["openmp_waits"] = m.openmp_waits;
   return out;
 }
 

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import sys
 import threading
 import unittest
 
@@ -71,6 +72,15 @@ class ModuleTest(unittest.TestCase):
         self.assertIn("layers=", bert_entry["params"])
 
         machine = hetsched.machine()
+        # Set by the package before it loaded libgomp (the test's environment
+        # sets neither), and taken by libgomp, which OMP_DISPLAY_ENV shows.
+        self.assertEqual(machine["openmp_waits"], "OMP_WAIT_POLICY=ACTIVE GOMP_SPINCOUNT=300000")
+        env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+        env["OMP_DISPLAY_ENV"] = "verbose"
+        shown = subprocess.run([sys.executable, "-c", "import hetsched"], env=env, capture_output=True, text=True)
+        self.assertEqual(shown.returncode, 0, shown.stderr)
+        self.assertIn("OMP_WAIT_POLICY = 'ACTIVE'", shown.stderr)
+        self.assertIn("GOMP_SPINCOUNT = '300000'", shown.stderr)
         devices = hetsched.devices()
         self.assertEqual([d["name"] for d in devices], [f"cpu:{c}" for c in machine["cores"]])
         self.assertTrue(all(d["kind"] == "cpu" and d["description"] for d in devices))

@@ -460,5 +460,25 @@ TEST(DeviceCliTest, DevicesHuman) {
   EXPECT_THAT(out, HasSubstr(fmt::format("cpu:{}", usable()[0])));
 }
 
+TEST(DeviceCliTest, TheCliStartsLibgompWithActiveWaitsUnlessTheUserChose) {
+  // libgomp's default (100 spins once threads outnumber cores) made cpu:0-1
+  // measure slower than one core in `compare`: the CLI starts itself again
+  // with active waits, and keeps a choice the environment made.
+  auto devices = [](const std::string& env) {
+    return testing::run_shell(fmt::format("env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT {} {} devices 2>&1", env,
+                                          HETSCHED_CLI));
+  };
+  // OMP_DISPLAY_ENV: libgomp prints what it took, when it is loaded.
+  testing::CliResult chosen_by_hetsched = devices("OMP_DISPLAY_ENV=verbose");
+  EXPECT_EQ(chosen_by_hetsched.exit_code, 0) << chosen_by_hetsched.output;
+  std::string taken = chosen_by_hetsched.output.substr(chosen_by_hetsched.output.rfind("OPENMP DISPLAY ENVIRONMENT BEGIN"));
+  EXPECT_THAT(taken, HasSubstr("OMP_WAIT_POLICY = 'ACTIVE'"));
+  EXPECT_THAT(taken, HasSubstr("GOMP_SPINCOUNT = '300000'"));
+  EXPECT_THAT(chosen_by_hetsched.output, HasSubstr("OpenMP waits: OMP_WAIT_POLICY=ACTIVE GOMP_SPINCOUNT=300000\n"));
+  EXPECT_THAT(devices("OMP_WAIT_POLICY=passive").output,
+              HasSubstr("OpenMP waits: OMP_WAIT_POLICY=passive GOMP_SPINCOUNT unset\n"));
+  EXPECT_THAT(devices("GOMP_SPINCOUNT=5").output, HasSubstr("OpenMP waits: OMP_WAIT_POLICY unset GOMP_SPINCOUNT=5\n"));
+}
+
 }  // namespace
 }  // namespace hetsched

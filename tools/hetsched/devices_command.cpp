@@ -68,7 +68,7 @@ nlohmann::json machine_json(const MachineInfo& m) {
           {"physical_cores", m.n_physical_cores}, {"numa_nodes", m.n_numa_nodes},
           {"cores", m.usable_cores},          {"caches", caches},
           {"gpus", m.gpus},                   {"gpu_note", m.gpu_note},
-          {"gpu_libraries", m.gpu_libraries}, {"example_specs", examples}};
+          {"gpu_libraries", m.gpu_libraries}, {"openmp_waits", m.openmp_waits}, {"example_specs", examples}};
 }
 
 void print_human(const MachineInfo& m) {
@@ -94,6 +94,7 @@ void print_human(const MachineInfo& m) {
     for (const auto& g : m.gpus) fmt::print("  {}\n", g);
     if (!m.gpu_libraries.empty()) fmt::print("  with {}\n", m.gpu_libraries);
   }
+  fmt::print("OpenMP waits: {}\n", m.openmp_waits);
   fmt::print("device specs (--devices) for this machine:\n");
   for (const auto& [spec, meaning] : example_specs(m)) fmt::print("  {:<14} {}\n", spec, meaning);
 }

@@ -10,10 +10,13 @@
 #include <iostream>
 #include <regex>
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "hetsched/device.h"
 #include "hetsched/scheduler.h"
 #include "hetsched/session.h"
 #include "hetsched/trace.h"
@@ -378,6 +381,15 @@ struct ListCommands {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // libgomp has read its settings already; it reads them again in the same
+  // process started anew (see prefer_active_openmp_waits in device.h).
+  if (hetsched::prefer_active_openmp_waits()) {
+    execv("/proc/self/exe", argv);
+    // Not started anew: libgomp keeps its defaults, and the environment
+    // (which `hetsched devices` shows) says so again.
+    unsetenv("OMP_WAIT_POLICY");
+    unsetenv("GOMP_SPINCOUNT");
+  }
   CLI::App app{"hetsched: schedule and run ONNX models across a machine's processing units"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "hetsched 0.1.0");

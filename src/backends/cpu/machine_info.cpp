@@ -122,6 +122,7 @@ MachineInfo describe_machine() {
   for (const GpuInfo& gpu : probe.gpus) info.gpus.push_back(gpu.summary());
   info.gpu_note = probe.why_none;
   info.gpu_libraries = probe.libraries;
+  info.openmp_waits = openmp_wait_settings();
   return info;
 }
 

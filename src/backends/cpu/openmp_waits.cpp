@@ -1,0 +1,33 @@
+// How the CPU kernels' OpenMP threads wait between kernels (device.h says
+// why hetsched prefers active waits).
+#include <cstdlib>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "hetsched/device.h"
+
+namespace hetsched {
+namespace {
+
+constexpr const char* kPolicy = "OMP_WAIT_POLICY";
+constexpr const char* kSpinCount = "GOMP_SPINCOUNT";
+
+std::string setting(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? fmt::format("{}={}", name, value) : fmt::format("{} unset", name);
+}
+
+}  // namespace
+
+bool prefer_active_openmp_waits() {
+  if (std::getenv(kPolicy) || std::getenv(kSpinCount)) return false;  // the user's choice
+  // 300,000: libgomp's own default spin count, kept where a thread has a
+  // core of its own; the policy raises the count where it has not from 100
+  // to 1000 spins.
+  return setenv(kPolicy, "ACTIVE", 0) == 0 && setenv(kSpinCount, "300000", 0) == 0;
+}
+
+std::string openmp_wait_settings() { return setting(kPolicy) + " " + setting(kSpinCount); }
+
+}  // namespace hetsched
