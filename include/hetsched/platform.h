@@ -154,6 +154,13 @@ Platform make_platform(const std::string& device_spec, const std::string& platfo
 // GPU's streams then take cores from its kernels. "" otherwise.
 std::string cpu_beside_gpu_warning(const Platform& platform, const std::vector<int>& usable_cores);
 
+// A warning when the platform has a real CPU device of several cores and
+// this process's libgomp waits as by default (neither OMP_WAIT_POLICY nor
+// GOMP_SPINCOUNT set; see prefer_active_openmp_waits in device.h): plans
+// measured side by side, as a Session's measured check of "auto" does, then
+// find that device slower than it is. "" otherwise.
+std::string openmp_waits_warning(const Platform& platform);
+
 // Parses "NODE_OR_OP=DEVICE"; ErrorCode::kUsage when malformed.
 Pin parse_pin(const std::string& text);
 

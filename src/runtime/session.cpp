@@ -178,6 +178,7 @@ Session::Session(Graph graph, const SessionOptions& options)
   bool measure_auto = options.scheduler == "auto" && options.plan.empty() && options.verify_auto &&
                       !b.platform.has_emulated();
   if (measure_auto) {
+    if (std::string warning = openmp_waits_warning(b.platform); !warning.empty()) b.warnings.push_back(warning);
     cost = open_cost_model(b.platform, options.profile_db, &b.warnings);
     b.choice = settle_auto_by_measurement(*graph_, b.platform, cost, options, plan);
   } else {

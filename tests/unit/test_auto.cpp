@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -468,6 +469,29 @@ TEST(AutoSession, ChecksItsChoiceByMeasurementOnRealDevices) {
 
   options.verify_auto = false;
   EXPECT_TRUE(Session::load("zoo:squeezenet1_0", {}, options).summary().choice.empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(AutoSession, WarnsThatDefaultOpenmpWaitsSlowAMultiCoreDeviceItMeasures) {
+  auto cores = describe_machine().usable_cores;
+  if (cores.size() < 2) GTEST_SKIP() << "needs two cores";
+  const char* names[2] = {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"};
+  std::optional<std::string> saved[2];
+  for (int i = 0; i < 2; ++i) {
+    if (const char* v = std::getenv(names[i])) saved[i] = v;
+    unsetenv(names[i]);
+  }
+  auto dir = testing::temp_dir("auto_session_waits");
+  SessionOptions options(fmt::format("cpu:{}-{}", cores[0], cores[1]));
+  options.scheduler = "auto";
+  options.profile_db = (dir / "p.db").string();
+  std::vector<std::string> warnings = Session::load("zoo:squeezenet1_0", {}, options).summary().warnings;
+  EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
+    return w.find("libgomp waits as by default") != std::string::npos;
+  })) << fmt::format("{}", fmt::join(warnings, "\n"));
+  for (int i = 0; i < 2; ++i) {
+    if (saved[i]) setenv(names[i], saved[i]->c_str(), 1);
+  }
   std::filesystem::remove_all(dir);
 }
 

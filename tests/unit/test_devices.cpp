@@ -7,7 +7,9 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 #include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -19,6 +21,7 @@
 #include "backends/cpu/cpu_device.h"
 #include "hetsched/device.h"
 #include "hetsched/error.h"
+#include "hetsched/platform.h"
 
 namespace hetsched {
 namespace {
@@ -478,6 +481,35 @@ TEST(DeviceCliTest, TheCliStartsLibgompWithActiveWaitsUnlessTheUserChose) {
   EXPECT_THAT(devices("OMP_WAIT_POLICY=passive").output,
               HasSubstr("OpenMP waits: OMP_WAIT_POLICY=passive GOMP_SPINCOUNT unset\n"));
   EXPECT_THAT(devices("GOMP_SPINCOUNT=5").output, HasSubstr("OpenMP waits: OMP_WAIT_POLICY unset GOMP_SPINCOUNT=5\n"));
+}
+
+TEST(OpenmpWaits, ASessionMeasuringAMultiCoreDeviceWithDefaultWaitsIsWarned) {
+  // The test binary runs with the environment it was given; set and restore.
+  std::optional<std::string> saved[2];
+  const char* names[2] = {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"};
+  for (int i = 0; i < 2; ++i) {
+    if (const char* v = std::getenv(names[i])) saved[i] = v;
+    unsetenv(names[i]);
+  }
+  Platform p;
+  PlatformDevice wide;
+  wide.name = "cpu:0-1";
+  wide.kind = DeviceKind::kCpu;
+  wide.cores = {0, 1};
+  PlatformDevice narrow = wide;
+  narrow.name = "cpu:0";
+  narrow.cores = {0};
+  p.devices = {narrow};
+  EXPECT_EQ(openmp_waits_warning(p), "") << "one core: no threads to wake";
+  p.devices.push_back(wide);
+  EXPECT_THAT(openmp_waits_warning(p), HasSubstr("cpu:0-1 runs on 2 cores, and libgomp waits as by default"));
+  EXPECT_EQ(openmp_wait_settings(), "OMP_WAIT_POLICY unset GOMP_SPINCOUNT unset");
+  setenv("GOMP_SPINCOUNT", "1000", 1);
+  EXPECT_EQ(openmp_waits_warning(p), "") << "the user chose";
+  for (int i = 0; i < 2; ++i) {
+    if (saved[i]) setenv(names[i], saved[i]->c_str(), 1);
+    else unsetenv(names[i]);
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "hetsched/device.h"
+#include "hetsched/platform.h"
 
 namespace hetsched {
 namespace {
@@ -29,5 +30,16 @@ bool prefer_active_openmp_waits() {
 }
 
 std::string openmp_wait_settings() { return setting(kPolicy) + " " + setting(kSpinCount); }
+
+std::string openmp_waits_warning(const Platform& platform) {
+  if (std::getenv(kPolicy) || std::getenv(kSpinCount)) return "";
+  for (const PlatformDevice& device : platform.devices)
+    if (device.kind == DeviceKind::kCpu && device.cores.size() > 1)
+      return fmt::format("{} runs on {} cores, and libgomp waits as by default: measured beside other plans, its "
+                         "kernels wait for their threads to wake and it seems slower than it is; start the program "
+                         "with OMP_WAIT_POLICY=ACTIVE GOMP_SPINCOUNT=300000 (see docs/user-guide.md, Devices)",
+                         device.name, device.cores.size());
+  return "";
+}
 
 }  // namespace hetsched
