@@ -62,8 +62,8 @@ class CostModel {
   virtual Estimate transfer(double bytes, const PlatformDevice& from, const PlatformDevice& to) const = 0;
   // Demand of a launch that takes `us` alone (from launch()); from the
   // nodes' FLOPs and bytes against the device's peaks.
-  ResourceDemand demand(const Graph& graph, const std::vector<NodeId>& nodes, const PlatformDevice& device,
-                        double us) const;
+  virtual ResourceDemand demand(const Graph& graph, const std::vector<NodeId>& nodes, const PlatformDevice& device,
+                                double us) const;
   // How long `nodes` take as one launch on `device` while the other devices
   // naming its SharedResource are busy too (the profiler's co-run pass:
   // every such device running the graph at once). The simulator slows a
@@ -87,9 +87,10 @@ std::unique_ptr<CostModel> make_roofline_cost_model(const Platform& platform);
 // measured one wins. Transfers use measured links where stored.
 std::unique_ptr<CostModel> make_combined_cost_model(const Platform& platform, std::shared_ptr<const ProfileDB> db);
 
-// Remembers every launch() and corun_us() answer of `inner` (which must
-// outlive it), for searches that ask about the same launches thousands of
-// times (auto's local search). Not safe to share between threads.
+// Remembers every launch(), corun_us() and demand() answer of `inner`
+// (which must outlive it), for searches that ask about the same launches
+// thousands of times (auto's local search). Not safe to share between
+// threads.
 std::unique_ptr<CostModel> make_memoizing_cost_model(const CostModel& inner);
 
 // The cost model commands and sessions use: opens the profile database at

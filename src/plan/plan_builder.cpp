@@ -8,8 +8,9 @@
 #include "plan/plan_builder.h"
 
 #include <algorithm>
-#include <map>
 #include <queue>
+#include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -70,15 +71,64 @@ struct Point {
   int slot = 0;
 };
 
+// Where each value is available, per memory space: a table of values x
+// spaces, so that the lookups of a build (thousands per plan, and auto's
+// search builds thousands of plans) allocate nothing.
+class Availability {
+ public:
+  Availability(const Graph& graph, const Platform& platform) {
+    spaces_.push_back(kHostMemory);
+    for (const PlatformDevice& d : platform.devices) spaces_.push_back(d.memory_space);
+    std::sort(spaces_.begin(), spaces_.end());  // holders() lists them by name
+    spaces_.erase(std::unique(spaces_.begin(), spaces_.end()), spaces_.end());
+    points_.assign(graph.values.size() * spaces_.size(), kNowhere);
+  }
+
+  // Null when `v` is not in `space` (yet).
+  const Point* find(ValueId v, const std::string& space) const {
+    int s = index(space);
+    if (s < 0 || points_[at(v, s)].lane == kNowhere.lane) return nullptr;
+    return &points_[at(v, s)];
+  }
+  void set(ValueId v, const std::string& space, Point point) {
+    int s = index(space);
+    if (s < 0) throw std::logic_error("build_plan: memory space '" + space + "' is no device's");
+    points_[at(v, s)] = point;
+  }
+  // The spaces holding `v`, by name.
+  std::vector<std::string> holders(ValueId v) const {
+    std::vector<std::string> out;
+    for (size_t s = 0; s < spaces_.size(); ++s)
+      if (points_[at(v, static_cast<int>(s))].lane != kNowhere.lane) out.push_back(spaces_[s]);
+    return out;
+  }
+
+ private:
+  static constexpr Point kNowhere{-2, 0};
+  int index(const std::string& space) const {
+    for (size_t s = 0; s < spaces_.size(); ++s)
+      if (spaces_[s] == space) return static_cast<int>(s);
+    return -1;
+  }
+  size_t at(ValueId v, int space) const { return static_cast<size_t>(v) * spaces_.size() + static_cast<size_t>(space); }
+
+  std::vector<std::string> spaces_;
+  std::vector<Point> points_;
+};
+
 class PlanBuilder {
  public:
   PlanBuilder(const Graph& graph, const Platform& platform, const std::string& scheduler, bool stamp_identity)
-      : graph_(graph), platform_(platform), scheduler_(scheduler), stamp_identity_(stamp_identity) {}
+      : graph_(graph),
+        platform_(platform),
+        scheduler_(scheduler),
+        stamp_identity_(stamp_identity),
+        available_(graph, platform) {}
 
   Plan build(const std::vector<LaunchAssignment>& launches) {
     check_cover(launches);
     launches_ = &launches;
-    for (ValueId v : graph_.inputs) available_[{v, kHostMemory}] = Point{};
+    for (ValueId v : graph_.inputs) available_.set(v, kHostMemory, Point{});
     Plan plan;
     plan.placement.assign(graph_.nodes.size(), Placement{});
     for (size_t a = 0; a < launches.size(); ++a) add_launch(launches[a], static_cast<int>(a), plan);
@@ -90,10 +140,11 @@ class PlanBuilder {
       plan.platform_signature = platform_.signature();
     }
     for (const PlatformDevice& d : platform_.devices) plan.devices.push_back(d.name);
-    for (const BuildLane& lane : lanes_) {
+    for (BuildLane& lane : lanes_) {
       Lane out{lane.device, lane.stream, {}};
-      for (const Slot& slot : lane.slots) {
-        out.steps.push_back(slot.step);
+      out.steps.reserve(lane.slots.size() * 2);
+      for (Slot& slot : lane.slots) {
+        out.steps.push_back(std::move(slot.step));
         if (slot.record_after >= 0) {
           PlanStep record;
           record.kind = StepKind::kRecord;
@@ -182,34 +233,31 @@ class PlanBuilder {
   const std::string& space_of(int lane) const { return platform_.devices[lanes_[lane].device].memory_space; }
 
   void copy(ValueId v, int lane, const std::string& from, const std::string& to) {
-    sync(lane, available_.at({v, from}));
+    sync(lane, *available_.find(v, from));
     PlanStep step;
     step.kind = StepKind::kCopy;
     step.value = v;
     step.from_space = from;
     step.to_space = to;
-    available_[{v, to}] = Point{lane, append(lane, step)};
+    available_.set(v, to, Point{lane, append(lane, step)});
   }
 
   // Makes `v` available in `space` for the next step of `lane`: a Wait for
   // whoever put it there, or a Copy on this lane from a space holding it
   // (over host memory when no direct link exists).
   void make_available(ValueId v, int lane, const std::string& space) {
-    auto here = available_.find({v, space});
-    if (here != available_.end()) {
-      sync(lane, here->second);
+    if (const Point* here = available_.find(v, space)) {
+      sync(lane, *here);
       return;
     }
-    std::vector<std::string> holders;
-    for (auto it = available_.lower_bound({v, std::string()}); it != available_.end() && it->first.first == v; ++it)
-      holders.push_back(it->first.second);
+    std::vector<std::string> holders = available_.holders(v);
     for (const std::string& from : holders)
       if (platform_.link(from, space)) {
         copy(v, lane, from, space);
         return;
       }
     if (space != kHostMemory && platform_.link(kHostMemory, space)) {
-      bool host_reachable = available_.count({v, kHostMemory}) > 0;
+      bool host_reachable = available_.find(v, kHostMemory) != nullptr;
       for (const std::string& from : holders) host_reachable = host_reachable || platform_.link(from, kHostMemory);
       if (host_reachable) {
         make_available(v, lane, kHostMemory);
@@ -246,7 +294,7 @@ class PlanBuilder {
         if (producer != kNoNode && launch_of_node_[producer] > index)
           fail(fmt::format("launch {} ({}) comes before launch {}, which produces its input '{}'", index,
                            node.label(), launch_of_node_[producer], graph_.values[v].name));
-        if (launch.pull_stream >= 0 && launch.pull_stream != launch.stream && !available_.count({v, space}))
+        if (launch.pull_stream >= 0 && launch.pull_stream != launch.stream && !available_.find(v, space))
           make_available(v, lane_for(launch.device, launch.pull_stream), space);
         make_available(v, lane, space);
       }
@@ -263,7 +311,7 @@ class PlanBuilder {
     for (NodeId id : launch.nodes) {
       plan.placement[id] = Placement{launch.device, lane, reason};
       for (ValueId v : graph_.nodes[id].outputs)
-        if (v != kNoValue) available_[{v, space}] = done;
+        if (v != kNoValue) available_.set(v, space, done);
     }
     // Copies out, on the lane the launch pushes from (created only when a
     // copy needs it; with push_spread, the next stream each time).
@@ -275,7 +323,7 @@ class PlanBuilder {
       return lane_for(launch.device, stream);
     };
     auto push = [&](ValueId v, const std::string& to) {
-      if (to != space && !available_.count({v, to})) make_available(v, copy_lane(), to);
+      if (to != space && !available_.find(v, to)) make_available(v, copy_lane(), to);
     };
     for (NodeId id : launch.nodes)
       for (ValueId v : graph_.nodes[id].outputs) {
@@ -307,7 +355,7 @@ class PlanBuilder {
   std::vector<BuildLane> lanes_;
   std::vector<int> launch_of_node_;
   const std::vector<LaunchAssignment>* launches_ = nullptr;  // while build() runs
-  std::map<std::pair<ValueId, std::string>, Point> available_;
+  Availability available_;
   // Per device with overlaps, its latest launch so far (lane -1: none yet);
   // empty while there is none.
   std::vector<Point> last_launch_;

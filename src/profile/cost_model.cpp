@@ -7,7 +7,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <tuple>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -340,29 +341,50 @@ class MemoizingCostModel : public CostModel {
                                  const PlatformDevice& device) const override {
     return find_or_add(coruns_, device, nodes, [&] { return inner_.corun_us(graph, nodes, device); });
   }
+  ResourceDemand demand(const Graph& graph, const std::vector<NodeId>& nodes, const PlatformDevice& device,
+                        double us) const override {
+    // Kept with the time it was asked for: a search asks with launch()'s
+    // answer, the same each time.
+    auto [at_us, demand] = find_or_add(demands_, device, nodes, [&] {
+      return std::pair{us, inner_.demand(graph, nodes, device, us)};
+    });
+    return at_us == us ? demand : inner_.demand(graph, nodes, device, us);
+  }
 
  private:
   // Looked up by reference (a search simulates the same launches over and
   // over): the key is copied only when it is new.
   using Key = std::pair<std::string, std::vector<NodeId>>;
   using KeyView = std::pair<const std::string&, const std::vector<NodeId>&>;
-  struct KeyLess {
+  struct KeyHash {
+    using is_transparent = void;
+    template <typename K>
+    size_t operator()(const K& key) const {
+      size_t h = std::hash<std::string_view>{}(key.first);
+      for (NodeId id : key.second) h = (h ^ static_cast<size_t>(id)) * 0x100000001b3ULL;
+      return h;
+    }
+  };
+  struct KeyEqual {
     using is_transparent = void;
     template <typename A, typename B>
     bool operator()(const A& a, const B& b) const {
-      return std::tie(a.first, a.second) < std::tie(b.first, b.second);
+      return a.first == b.first && a.second == b.second;
     }
   };
+  template <typename Value>
+  using Memo = std::unordered_map<Key, Value, KeyHash, KeyEqual>;
   template <typename Value, typename Make>
-  static Value find_or_add(std::map<Key, Value, KeyLess>& memo, const PlatformDevice& device,
-                           const std::vector<NodeId>& nodes, Make make) {
+  static Value find_or_add(Memo<Value>& memo, const PlatformDevice& device, const std::vector<NodeId>& nodes,
+                           Make make) {
     auto it = memo.find(KeyView{device.name, nodes});
     if (it == memo.end()) it = memo.emplace(Key{device.name, nodes}, make()).first;
     return it->second;
   }
   const CostModel& inner_;
-  mutable std::map<Key, Estimate, KeyLess> launches_;
-  mutable std::map<Key, std::optional<double>, KeyLess> coruns_;
+  mutable Memo<Estimate> launches_;
+  mutable Memo<std::optional<double>> coruns_;
+  mutable Memo<std::pair<double, ResourceDemand>> demands_;
 };
 
 }  // namespace

@@ -385,8 +385,12 @@ class LocalSearch {
 
   Score evaluate() {
     ++evals_;
+    // result() into a buffer kept between calls: assigning a launch reuses
+    // the memory of its nodes and reason.
+    ordered_.resize(order_.size());
+    for (size_t i = 0; i < order_.size(); ++i) ordered_[i] = launches_[order_[i]];
     try {
-      Plan plan = build_plan(graph_, platform_, result(), "auto", /*stamp_identity=*/false);
+      Plan plan = build_plan(graph_, platform_, ordered_, "auto", /*stamp_identity=*/false);
       SimOptions options;
       options.trace = false;
       SimResult sim = simulate(plan, graph_, platform_, cost_, options);
@@ -693,6 +697,7 @@ class LocalSearch {
   std::vector<int> unit_of_;                 // by node: its fusion unit
   int max_evals_;
   std::chrono::steady_clock::time_point deadline_;
+  std::vector<LaunchAssignment> ordered_;  // evaluate()'s result(), kept for its memory
   std::vector<bool> may_use_;  // by device: where moves may go (empty: anywhere)
   std::vector<std::string> notes_;
   Score best_;
