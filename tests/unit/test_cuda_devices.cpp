@@ -156,6 +156,15 @@ TEST(CudaDeviceCli, DevicesSaysWhetherThereIsAGpu) {
 #ifdef HETSCHED_WITH_CUDA
   EXPECT_THAT(probe.libraries, HasSubstr("cuDNN 9."));
 #endif
+  // With a GPU, the CPU + GPU example leaves the first core to the GPU's
+  // host threads (docs/cuda.md), and make_platform takes it as it is.
+  std::vector<int> cores = describe_machine().usable_cores;
+  if (probe.gpus.empty() || cores.size() < 2) return;
+  std::string cpu_and_gpu;
+  for (const auto& example : j["example_specs"])
+    if (example["spec"].get<std::string>().find(",cuda:0") != std::string::npos) cpu_and_gpu = example["spec"];
+  EXPECT_EQ(cpu_and_gpu.rfind(fmt::format("cpu:{}", cores[1]), 0), 0u) << cpu_and_gpu;
+  EXPECT_NO_THROW(make_platform(cpu_and_gpu, ""));
 }
 
 TEST(CudaDeviceCli, RunOnAMissingGpuIsAUsageError) {
