@@ -23,9 +23,10 @@
 //      two nearby launches — each change kept only when the simulated
 //      makespan drops — until a whole pass finds nothing or the budget is
 //      spent. The search runs first on the devices its start uses, then on
-//      every device, and keeps the latter only when it is 1% faster: a
-//      device left idle must pay its way (kMinDeviceGain; a CPU beside a GPU
-//      gets work only where it helps).
+//      every device; a device its start left idle must make the plan 1%
+//      faster to be kept, and so must the extra devices of one search's
+//      result over the other's (kMinDeviceGain; a CPU beside a GPU gets
+//      work only where it helps).
 // Steps 2 and 3 change how nodes are grouped into launches, not only where
 // launches go: the schedulers of step 1 launch fusion units (or their own
 // partitions) one by one, each paying its device's launch overhead. The
@@ -249,10 +250,11 @@ class LocalSearch {
   }
 
   // First on the devices the start uses, with half the budget; then on
-  // every device, the result of which is kept only when it is at least
-  // `min_gain` faster: a device the start left idle must pay its way (a CPU
-  // beside a GPU would otherwise pick up side branches for a sliver of the
-  // makespan, and cost the search the budget it needed on the GPU alone).
+  // every device, the result of which is kept unless it took a device the
+  // start left idle and is less than `min_gain` faster: such a device must
+  // pay its way (a CPU beside a GPU would otherwise pick up side branches for
+  // a sliver of the makespan, and cost the search the budget it needed on
+  // the GPU alone).
   void run(double min_gain) {
     try_copy_streams_everywhere();
     std::vector<bool> used = devices_in_use();
@@ -269,14 +271,15 @@ class LocalSearch {
     max_evals_ = all_evals, deadline_ = all_deadline;
     may_use_.assign(platform_.devices.size(), true);
     climb();
-    if (best_.makespan_us < on_start_devices.best.makespan_us * (1 - min_gain)) return;
+    // Kept where it took no other device (it is then no slower), or where
+    // the device it took pays.
     std::vector<bool> now_used = devices_in_use();
-    bool took_more = false;
-    for (size_t d = 0; d < used.size(); ++d) took_more = took_more || (now_used[d] && !used[d]);
-    if (took_more)
-      notes_.push_back(fmt::format("auto: the search on every device reached {:.3f} ms, less than {:.0f}% faster than "
-                                   "{:.3f} ms on the devices of its start: kept the latter",
-                                   best_.makespan_us / 1e3, 100 * min_gain, on_start_devices.best.makespan_us / 1e3));
+    bool took_another = false;
+    for (size_t d = 0; d < used.size(); ++d) took_another = took_another || (now_used[d] && !used[d]);
+    if (!took_another || best_.makespan_us < on_start_devices.best.makespan_us * (1 - min_gain)) return;
+    notes_.push_back(fmt::format("auto: the search on every device reached {:.3f} ms, less than {:.0f}% faster than "
+                                 "{:.3f} ms on the devices of its start: kept the latter",
+                                 best_.makespan_us / 1e3, 100 * min_gain, on_start_devices.best.makespan_us / 1e3));
     launches_ = std::move(on_start_devices.launches), order_ = std::move(on_start_devices.order);
     why_ = std::move(on_start_devices.why), best_ = on_start_devices.best, accepted_ = on_start_devices.accepted;
     index_dependencies();
@@ -301,6 +304,10 @@ class LocalSearch {
 
   // Remarks for the plan's notes.
   const std::vector<std::string>& notes() const { return notes_; }
+  int n_devices_used() const {
+    std::vector<bool> used = devices_in_use();
+    return static_cast<int>(std::count(used.begin(), used.end(), true));
+  }
 
  private:
   // Two phases: first the moves that keep each launch's nodes, to a local
@@ -1033,6 +1040,17 @@ void add_wide_candidates(const Graph& graph, const Platform& platform, const Cos
   }
 }
 
+// Whether auto keeps search `a`'s result over `b`'s: the faster, but a
+// result on more devices must be kMinDeviceGain faster than one on fewer
+// (run() holds each search to that; this holds the two to it), and no
+// result slower than `ceiling_us` (the best candidate's) is kept.
+bool prefer(const LocalSearch& a, const LocalSearch& b, double ceiling_us) {
+  if (a.best_us() > ceiling_us) return false;
+  if (a.n_devices_used() > b.n_devices_used()) return a.best_us() < b.best_us() * (1 - kMinDeviceGain);
+  if (a.n_devices_used() < b.n_devices_used()) return !(b.best_us() < a.best_us() * (1 - kMinDeviceGain));
+  return a.best_us() < b.best_us();
+}
+
 class AutoScheduler : public Scheduler {
  public:
   Plan schedule(const Graph& graph, const Platform& platform, const CostModel& given_cost,
@@ -1103,7 +1121,7 @@ class AutoScheduler : public Scheduler {
     // with what the first left): a coarse start is faster at first but can
     // lead to a poorer local optimum than the plain one (on small random
     // DAGs, 4.6% above optimal instead of at it), and the reverse holds on an
-    // accelerator with on-chip memory. The better result wins.
+    // accelerator with on-chip memory. The better result wins (prefer()).
     std::vector<const Candidate*> starts{&*best_plain};
     if (best_coarse != candidates.end()) {
       if (faster(*best_coarse, *best_plain)) starts.insert(starts.begin(), &*best_coarse);
@@ -1112,6 +1130,7 @@ class AutoScheduler : public Scheduler {
     std::unique_ptr<LocalSearch> search;
     const Candidate* best = nullptr;
     int evals_used = 0;
+    std::string fewer_devices_kept;
     for (size_t s = 0; s < starts.size(); ++s) {
       size_t left = starts.size() - s;
       int evals = (max_evals - evals_used) / static_cast<int>(left);
@@ -1119,7 +1138,18 @@ class AutoScheduler : public Scheduler {
       auto tried = std::make_unique<LocalSearch>(graph, platform, cost, starts[s]->launches, evals, ms);
       tried->run(kMinDeviceGain);
       evals_used += tried->evals();
-      if (!search || tried->best_us() < search->best_us()) search = std::move(tried), best = starts[s];
+      bool keep = !search || prefer(*tried, *search, starts.front()->makespan_us);
+      if (search) {
+        const LocalSearch& kept = keep ? *tried : *search;
+        const LocalSearch& other = keep ? *search : *tried;
+        if (kept.best_us() > other.best_us())
+          fewer_devices_kept = fmt::format(
+              "auto: kept the search from {}'s plan ({:.3f} ms on {} devices) over the one from {}'s ({:.3f} ms on "
+              "{}): less than {:.0f}% faster on more devices",
+              (keep ? starts[s] : best)->name, kept.best_us() / 1e3, kept.n_devices_used(),
+              (keep ? best : starts[s])->name, other.best_us() / 1e3, other.n_devices_used(), 100 * kMinDeviceGain);
+      }
+      if (keep) search = std::move(tried), best = starts[s];
     }
     std::vector<LaunchAssignment> launches = search->result();
     std::vector<std::string> changes = search->changes();
@@ -1139,6 +1169,7 @@ class AutoScheduler : public Scheduler {
                                      best->name, search->accepted(), search->evals() - 1, search->start_us() / 1e3,
                                      search->best_us() / 1e3, search->budget_reached() ? " (budget reached)" : ""));
     plan.notes.insert(plan.notes.end(), search->notes().begin(), search->notes().end());
+    if (!fewer_devices_kept.empty()) plan.notes.push_back(fewer_devices_kept);
     return plan;
   }
 };
