@@ -99,12 +99,13 @@ MachineInfo describe_machine();
 // prefer_active_openmp_waits() sets those two in the environment unless
 // either is set, and returns whether it set them. They act on a process that
 // loads libgomp afterwards: the CLI runs itself again with them, the Python
-// module sets them before it loads its extension; a C++ program linking
-// hetsched should set them where it is started.
+// package sets them while it loads its extension (and takes them out of the
+// environment again); a C++ program linking hetsched should set them where
+// it is started.
 bool prefer_active_openmp_waits();
-// "OMP_WAIT_POLICY=ACTIVE GOMP_SPINCOUNT=300000", as this process's
-// environment has them ("OMP_WAIT_POLICY unset GOMP_SPINCOUNT unset" when
-// neither is set).
+// "OMP_WAIT_POLICY=ACTIVE GOMP_SPINCOUNT=300000": the two as the
+// environment held them when libgomp read it, at load ("OMP_WAIT_POLICY
+// unset GOMP_SPINCOUNT unset" when neither was set).
 std::string openmp_wait_settings();
 
 }  // namespace hetsched

@@ -156,7 +156,8 @@ std::string cpu_beside_gpu_warning(const Platform& platform, const std::vector<i
 
 // A warning when the platform has a real CPU device of several cores and
 // this process's libgomp waits as by default (neither OMP_WAIT_POLICY nor
-// GOMP_SPINCOUNT set; see prefer_active_openmp_waits in device.h): plans
+// GOMP_SPINCOUNT set when it was loaded; see prefer_active_openmp_waits in
+// device.h): plans
 // measured side by side, as a Session's measured check of "auto" does, then
 // find that device slower than it is. "" otherwise.
 std::string openmp_waits_warning(const Platform& platform);

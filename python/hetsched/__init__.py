@@ -8,25 +8,44 @@ See docs/python.md for the whole API.
 """
 import os as _os
 
-# libgomp, which the CPU kernels run on, reads these once, when the
-# extension below loads it: active waits keep a multi-core device fast while
-# several sessions live side by side (see prefer_active_openmp_waits in
-# include/hetsched/device.h). A choice already made in the environment stays.
-if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
+
+def _libgomp_loaded():
+    try:
+        with open("/proc/self/maps") as maps:
+            return "libgomp" in maps.read()
+    except OSError:
+        return False
+
+
+# libgomp, which the CPU kernels run on, reads these once, when it is loaded
+# (with the extension below, unless another package loaded it first): active
+# waits keep a multi-core device fast while several sessions live side by
+# side (see prefer_active_openmp_waits in include/hetsched/device.h). A
+# choice already made stays; the environment is given back as it was, so
+# that later processes and OpenMP runtimes do not inherit them.
+_set_waits = (
+    "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ and not _libgomp_loaded()
+)
+if _set_waits:
     _os.environ["OMP_WAIT_POLICY"] = "ACTIVE"
     _os.environ["GOMP_SPINCOUNT"] = "300000"
 
-from ._hetsched import (  # noqa: E402, F401
-    Error,
-    InvalidInputError,
-    Session,
-    UsageError,
-    devices,
-    export_model,
-    machine,
-    schedulers,
-    zoo_models,
-)
+try:
+    from ._hetsched import (  # noqa: E402, F401
+        Error,
+        InvalidInputError,
+        Session,
+        UsageError,
+        devices,
+        export_model,
+        machine,
+        schedulers,
+        zoo_models,
+    )
+finally:
+    if _set_waits:
+        del _os.environ["OMP_WAIT_POLICY"]
+        del _os.environ["GOMP_SPINCOUNT"]
 
 try:
     from ._hetsched import __version__  # noqa: F401

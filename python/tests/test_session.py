@@ -73,8 +73,11 @@ class ModuleTest(unittest.TestCase):
 
         machine = hetsched.machine()
         # Set by the package before it loaded libgomp (the test's environment
-        # sets neither), and taken by libgomp, which OMP_DISPLAY_ENV shows.
+        # sets neither), taken by libgomp, which OMP_DISPLAY_ENV shows, and
+        # taken out of the environment again.
         self.assertEqual(machine["openmp_waits"], "OMP_WAIT_POLICY=ACTIVE GOMP_SPINCOUNT=300000")
+        self.assertNotIn("OMP_WAIT_POLICY", os.environ)
+        self.assertNotIn("GOMP_SPINCOUNT", os.environ)
         env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
         env["OMP_DISPLAY_ENV"] = "verbose"
         shown = subprocess.run([sys.executable, "-c", "import hetsched"], env=env, capture_output=True, text=True)

@@ -5,10 +5,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <regex>
+#include <system_error>
 
 #include <unistd.h>
 
@@ -382,14 +384,13 @@ struct ListCommands {
 
 int main(int argc, char** argv) {
   // libgomp has read its settings already; it reads them again in the same
-  // process started anew (see prefer_active_openmp_waits in device.h).
-  if (hetsched::prefer_active_openmp_waits()) {
-    execv("/proc/self/exe", argv);
-    // Not started anew: libgomp keeps its defaults, and the environment
-    // (which `hetsched devices` shows) says so again.
-    unsetenv("OMP_WAIT_POLICY");
-    unsetenv("GOMP_SPINCOUNT");
-  }
+  // process started anew (see prefer_active_openmp_waits in device.h). Not
+  // when the dynamic loader started it (`ld-linux.so hetsched ...`): that is
+  // what /proc/self/exe names then. Where exec fails, libgomp keeps its
+  // defaults, and `hetsched devices` says so.
+  std::error_code error;
+  std::string exe = std::filesystem::read_symlink("/proc/self/exe", error).filename().string();
+  if (!error && exe.rfind("ld-", 0) != 0 && hetsched::prefer_active_openmp_waits()) execv("/proc/self/exe", argv);
   CLI::App app{"hetsched: schedule and run ONNX models across a machine's processing units"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "hetsched 0.1.0");

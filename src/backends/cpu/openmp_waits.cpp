@@ -19,6 +19,21 @@ std::string setting(const char* name) {
   return value ? fmt::format("{}={}", name, value) : fmt::format("{} unset", name);
 }
 
+// The environment as libgomp read it: it is loaded, and reads it, before
+// this library's static initialisation (libgomp is a dependency), so what
+// the environment held then is what libgomp runs with, whatever it holds
+// later.
+struct AtLoad {
+  bool chosen = false;  // either variable set
+  std::string settings;
+};
+const AtLoad& at_load() {
+  static const AtLoad read{std::getenv(kPolicy) != nullptr || std::getenv(kSpinCount) != nullptr,
+                           setting(kPolicy) + " " + setting(kSpinCount)};
+  return read;
+}
+[[maybe_unused]] const AtLoad& read_at_load = at_load();
+
 }  // namespace
 
 bool prefer_active_openmp_waits() {
@@ -29,10 +44,10 @@ bool prefer_active_openmp_waits() {
   return setenv(kPolicy, "ACTIVE", 0) == 0 && setenv(kSpinCount, "300000", 0) == 0;
 }
 
-std::string openmp_wait_settings() { return setting(kPolicy) + " " + setting(kSpinCount); }
+std::string openmp_wait_settings() { return at_load().settings; }
 
 std::string openmp_waits_warning(const Platform& platform) {
-  if (std::getenv(kPolicy) || std::getenv(kSpinCount)) return "";
+  if (at_load().chosen) return "";
   for (const PlatformDevice& device : platform.devices)
     if (device.kind == DeviceKind::kCpu && device.cores.size() > 1)
       return fmt::format("{} runs on {} cores, and libgomp waits as by default: measured beside other plans, its "
