@@ -8,8 +8,8 @@
 #include "plan/plan_builder.h"
 
 #include <algorithm>
+#include <cassert>
 #include <queue>
-#include <stdexcept>
 #include <string>
 
 #include <fmt/format.h>
@@ -73,7 +73,8 @@ struct Point {
 
 // Where each value is available, per memory space: a table of values x
 // spaces, so that the lookups of a build (thousands per plan, and auto's
-// search builds thousands of plans) allocate nothing.
+// search builds thousands of plans) allocate nothing (holders() does, for
+// the copies).
 class Availability {
  public:
   Availability(const Graph& graph, const Platform& platform) {
@@ -92,7 +93,7 @@ class Availability {
   }
   void set(ValueId v, const std::string& space, Point point) {
     int s = index(space);
-    if (s < 0) throw std::logic_error("build_plan: memory space '" + space + "' is no device's");
+    assert(s >= 0 && "every space a value goes to is host memory or a device's");
     points_[at(v, s)] = point;
   }
   // The spaces holding `v`, by name.

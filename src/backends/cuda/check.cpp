@@ -18,8 +18,9 @@ const char* source_path(const char* file) {
   return src ? src : file;
 }
 
-// "" or, after a sticky error (reported by `status` or left by an earlier
-// call), the sentence that says the process must be restarted.
+// "" or, after a sticky error (reported by `status`, or by an earlier CUDA
+// call of this thread), the sentence that says the process must be
+// restarted.
 std::string sticky_note(cudaError_t status) {
   if (!is_sticky_error(status)) status = cudaPeekAtLastError();
   if (!is_sticky_error(status)) return "";
@@ -31,20 +32,22 @@ std::string sticky_note(cudaError_t status) {
 }  // namespace
 
 bool is_sticky_error(cudaError_t status) {
-  switch (status) {
-    case cudaErrorContained:
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchTimeout:
-    case cudaErrorAssert:
-    case cudaErrorHardwareStackError:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidAddressSpace:
-    case cudaErrorInvalidPc:
-    case cudaErrorLaunchFailure:
-    case cudaErrorTensorMemoryLeak:
-    case cudaErrorMpsClientTerminated:
-    case cudaErrorExternalDevice:
+  // By number: the newest of these codes are missing from older toolkits'
+  // headers, and the numbers do not change.
+  switch (static_cast<int>(status)) {
+    case 226:  // cudaErrorContained
+    case 700:  // cudaErrorIllegalAddress
+    case 702:  // cudaErrorLaunchTimeout
+    case 710:  // cudaErrorAssert
+    case 714:  // cudaErrorHardwareStackError
+    case 715:  // cudaErrorIllegalInstruction
+    case 716:  // cudaErrorMisalignedAddress
+    case 717:  // cudaErrorInvalidAddressSpace
+    case 718:  // cudaErrorInvalidPc
+    case 719:  // cudaErrorLaunchFailure
+    case 721:  // cudaErrorTensorMemoryLeak
+    case 810:  // cudaErrorMpsClientTerminated
+    case 911:  // cudaErrorExternalDevice
       return true;
     default:
       return false;

@@ -11,7 +11,8 @@
 // address in a kernel) has lost the process's CUDA context: every later
 // call of any library fails too, and nothing but a new process recovers
 // (a device reset would also free what other libraries hold on the GPU).
-// Then every message, cuDNN's and cuBLAS's too, ends by saying so.
+// The message that reports it, and every later one of a thread that has
+// seen it (cuDNN's and cuBLAS's too), ends by saying so.
 #pragma once
 
 #include <cublasLt.h>
