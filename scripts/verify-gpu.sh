@@ -10,7 +10,7 @@
 # step timing, the profiler); googlenet on cuda:0 step by step and as a
 # CUDA Graph; torchvision exports against PyTorch on cuda:0; the GPU
 # benchmark, quick, on googlenet and bert (bench/cuda.py; the full one is
-# `make bench-cuda`). A failing step does not stop the next; the exit code
+# `make bench-cuda`); the demo (the GPU and every core but the first). A failing step does not stop the next; the exit code
 # is the number of steps that failed.
 #
 # PYTHON names the Python with numpy, onnx and a CUDA build of PyTorch
@@ -63,5 +63,6 @@ step torchvision-on-cuda 180 "$python" tests/python/torch_compare.py --hetsched 
   resnet18 googlenet mobilenet_v3_small shufflenet_v2_x1_0 transformer_encoder
 step bench-quick 300 "$python" bench/cuda.py --hetsched "$build/hetsched" --quick --models googlenet,bert \
   --out "$out/cuda.csv"
+step demo 150 "$build/hetsched" demo zoo:googlenet -n 3 --report "$out/report"
 echo "$failed step(s) failed"
 exit "$failed"

@@ -23,6 +23,7 @@
 
 #include "cli_test_util.h"
 #include "graph_test_util.h"
+#include "hetsched/device.h"
 #include "hetsched/error.h"
 #include "hetsched/platform.h"
 #include "hetsched/session.h"
@@ -40,6 +41,7 @@ namespace {
 
 using namespace hetsched::testing;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 #define SKIP_WITHOUT_GPU() \
   if (probe_gpus().gpus.empty()) GTEST_SKIP() << probe_gpus().why_none
@@ -408,6 +410,24 @@ TEST(CudaExecutor, SessionAndCliRunOnCuda0) {
     CliResult r = run_cli(fmt::format("run zoo:googlenet --devices cuda:0*1 --cuda-graph {} -n 2 -w 1", mode));
     EXPECT_EQ(r.exit_code, 0) << r.output;
   }
+}
+
+// The main job on a GPU machine: the demo takes GPU 0 and every core but
+// the first, profiles both, and runs and checks the fastest plan.
+TEST(CudaExecutor, TheDemoTakesTheGpuAndEveryCoreButTheFirst) {
+  SKIP_WITHOUT_GPU();
+  std::vector<int> cores = describe_machine().usable_cores;
+  std::filesystem::path dir = temp_dir("cuda_demo");
+  CliResult r = run_cli(fmt::format("demo zoo:squeezenet1_0 --schedulers sequential,duet,auto -n 2 -w 1 --report '' "
+                                    "--db {} 2>&1",
+                                    (dir / "p.db").string()));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("\n  cuda:0 "));
+  if (cores.size() >= 2) {
+    EXPECT_THAT(r.output, HasSubstr(fmt::format("\n  cpu:{}", cores[1])));
+  }
+  EXPECT_THAT(r.output, Not(HasSubstr("DIFFER")));
+  std::filesystem::remove_all(dir);
 }
 
 // x -> MatMul(x, x) -> Relu -> MatMul: two products of `n`^3 multiply-adds,

@@ -30,9 +30,16 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 // The devices the demo spreads the model over when none are given: the
 // usable cores in two core groups of equal size (the union of all cores as
 // one device is always among the baselines compare measures), or the one
-// core there is.
+// core there is. With a CUDA GPU: GPU 0 and every core but the first, which
+// the GPU's host threads keep (docs/cuda.md).
 std::string detected_devices(const MachineInfo& machine) {
   const std::vector<int>& cores = machine.usable_cores;
+  if (!machine.gpus.empty()) {
+    if (cores.size() < 2) return "cuda:0";
+    DeviceSpec rest;
+    rest.cores.assign(cores.begin() + 1, cores.end());
+    return rest.name() + ",cuda:0";
+  }
   if (cores.size() < 2) return "cpu";
   size_t half = cores.size() / 2;
   DeviceSpec first, second;
@@ -50,7 +57,7 @@ struct DemoCommand {
 
   void add_to(CLI::App* cmd) {
     cmd->add_option("model", model.model, "an .onnx file or zoo:NAME")->capture_default_str();
-    cmd->add_option("--devices", model.devices, "where to run (default: this machine's cores in two groups)");
+    cmd->add_option("--devices", model.devices, "where to run (default: this machine's cores in two groups; with a GPU, cuda:0 and every core but the first)");
     cmd->add_option("--platform", model.platform, "a platform file of devices to emulate (platforms/)");
     cmd->add_option("--shape", model.shapes, "fix a free input dim: NAME=1x3x224x224 (repeatable)");
     cmd->add_option("--param", model.params, "zoo model parameter KEY=VALUE, e.g. layers=2 (repeatable)");
