@@ -44,6 +44,13 @@ bench-schedulers: build
 # hetsched's CUDA backend against PyTorch on the GPU: on a machine with an
 # NVIDIA GPU (elsewhere it says why and exits 0). See docs/cuda.md and
 # bench/README.md. Results in bench/results/cuda.{csv,md}.
+# auto's local search: the time of one evaluation, and what the default
+# budget buys (a minute; see bench/README.md). Results in
+# bench/results/auto_search.csv.
+.PHONY: bench-auto-search
+bench-auto-search: build
+	/usr/bin/python3 bench/auto_search.py --hetsched $(BUILD_DIR)/hetsched
+
 .PHONY: bench-cuda
 bench-cuda: build
 	/usr/bin/python3 bench/cuda.py --hetsched $(BUILD_DIR)/hetsched
