@@ -56,7 +56,7 @@ step() {
 }
 
 step devices 60 "$build/hetsched" devices
-step gpu-unit-tests 240 "$build/tests/hetsched_unit_tests" --gtest_filter='Cuda*:GpuMemory*' --gtest_brief=1
+step gpu-unit-tests 300 "$build/tests/hetsched_unit_tests" --gtest_filter='Cuda*:GpuMemory*' --gtest_brief=1
 step googlenet-step-by-step 90 "$build/hetsched" run zoo:googlenet --devices 'cuda:0*1' --cuda-graph off -n 5
 step googlenet-cuda-graph 90 "$build/hetsched" run zoo:googlenet --devices cuda:0 --cuda-graph on -n 5
 step torchvision-on-cuda 180 "$python" tests/python/torch_compare.py --hetsched "$build/hetsched" --devices cuda:0 \
