@@ -51,6 +51,11 @@ struct DeviceSpec {
 // offending part.
 std::vector<DeviceSpec> parse_device_spec(const std::string& spec);
 
+// The CPU device to put beside a CUDA GPU: every one of `usable_cores` but
+// the first, which the threads driving the GPU's streams keep (docs/cuda.md);
+// "cpu:1-15" on 16 cores. "" with fewer than two cores.
+std::string cpu_spec_beside_gpu(const std::vector<int>& usable_cores);
+
 struct CacheInfo {
   int level = 0;            // 1, 2, 3
   long long size_bytes = 0;

@@ -474,8 +474,7 @@ std::string cpu_beside_gpu_warning(const Platform& platform, const std::vector<i
   std::set<int> all(usable_cores.begin(), usable_cores.end());
   for (const PlatformDevice& d : platform.devices) {
     if (d.kind != DeviceKind::kCpu || std::set<int>(d.cores.begin(), d.cores.end()) != all) continue;
-    std::string rest = usable_cores.size() == 2 ? fmt::format("cpu:{}", usable_cores[1])
-                                                : fmt::format("cpu:{}-{}", usable_cores[1], usable_cores.back());
+    std::string rest = cpu_spec_beside_gpu(usable_cores);
     return fmt::format("{} takes every core beside {}: the threads driving the GPU's streams will take cores from "
                        "its kernels; leave one free (e.g. --devices {},{})",
                        d.name, gpu->name, rest, gpu->name);

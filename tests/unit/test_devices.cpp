@@ -482,6 +482,13 @@ TEST(DeviceCliTest, TheCliStartsLibgompWithActiveWaitsUnlessTheUserChose) {
   EXPECT_THAT(devices("GOMP_SPINCOUNT=5").output, HasSubstr("OpenMP waits: OMP_WAIT_POLICY unset GOMP_SPINCOUNT=5\n"));
 }
 
+TEST(DeviceSpecTest, TheCpuBesideAGpuLeavesTheFirstCore) {
+  EXPECT_EQ(cpu_spec_beside_gpu({0, 1, 2, 3}), "cpu:1-3");
+  EXPECT_EQ(cpu_spec_beside_gpu({0, 2, 5}), "cpu:2+5");  // gaps stay gaps
+  EXPECT_EQ(cpu_spec_beside_gpu({4, 5}), "cpu:5");
+  EXPECT_EQ(cpu_spec_beside_gpu({0}), "");
+}
+
 TEST(OpenmpWaits, AMultiCoreDeviceMeasuredWithDefaultWaitsIsWarnedAbout) {
   // libgomp read the environment this test binary was started with.
   bool chosen = std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT");

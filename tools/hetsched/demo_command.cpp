@@ -34,12 +34,7 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 // the GPU's host threads keep (docs/cuda.md).
 std::string detected_devices(const MachineInfo& machine) {
   const std::vector<int>& cores = machine.usable_cores;
-  if (!machine.gpus.empty()) {
-    if (cores.size() < 2) return "cuda:0";
-    DeviceSpec rest;
-    rest.cores.assign(cores.begin() + 1, cores.end());
-    return rest.name() + ",cuda:0";
-  }
+  if (!machine.gpus.empty()) return cores.size() < 2 ? "cuda:0" : cpu_spec_beside_gpu(cores) + ",cuda:0";
   if (cores.size() < 2) return "cpu";
   size_t half = cores.size() / 2;
   DeviceSpec first, second;

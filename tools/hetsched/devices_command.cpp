@@ -54,9 +54,7 @@ std::vector<std::pair<std::string, std::string>> example_specs(const MachineInfo
     out.emplace_back("cuda:0", fmt::format("GPU 0 with {} streams", hetsched::kDefaultCudaStreams));
     out.emplace_back("cuda:0*1", "GPU 0 with one stream");
     if (cores.size() >= 2) {
-      hetsched::DeviceSpec rest;
-      rest.cores.assign(cores.begin() + 1, cores.end());
-      out.emplace_back(rest.name() + ",cuda:0",
+      out.emplace_back(hetsched::cpu_spec_beside_gpu(cores) + ",cuda:0",
                        fmt::format("GPU 0 and every core but {}, left to the GPU's host threads", cores[0]));
     } else {
       out.emplace_back(fmt::format("cpu:{},cuda:0", cores[0]), fmt::format("core {} and GPU 0", cores[0]));

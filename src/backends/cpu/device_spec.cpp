@@ -321,6 +321,13 @@ std::string DeviceSpec::name() const {
   return "?";
 }
 
+std::string cpu_spec_beside_gpu(const std::vector<int>& usable_cores) {
+  if (usable_cores.size() < 2) return "";
+  DeviceSpec rest;
+  rest.cores.assign(usable_cores.begin() + 1, usable_cores.end());
+  return rest.name();
+}
+
 SpecMachine this_machine_for_specs(bool with_gpus) {
   SpecMachine machine;
   machine.usable_cores = usable_cores();
