@@ -7,7 +7,8 @@
 #
 # Steps: the GPU as hetsched sees it; the GPU unit tests (runtime, kernels
 # against the reference kernels, CUDA Graphs, the executor's GPU lanes,
-# step timing, the profiler); googlenet on cuda:0 step by step and as a
+# step timing, the profiler; scripts/gpu-unit-tests.sh: a process per suite,
+# and what fails there again alone); googlenet on cuda:0 step by step and as a
 # CUDA Graph; torchvision exports against PyTorch on cuda:0; the GPU
 # benchmark, quick, on googlenet and bert (bench/cuda.py; the full one is
 # `make bench-cuda`); the demo (the GPU and every core but the first). A failing step does not stop the next; the exit code
@@ -21,7 +22,8 @@
 # the whole script a budget, VERIFY_BUDGET_S seconds (default 540): a step
 # gets at most what is left of it, and once it is spent the remaining steps
 # are skipped and counted as failed, so that a caller with a hard limit
-# (a remote command of 600 s) still gets every log back.
+# (a remote command of 600 s) still gets every log back. A step's command
+# sees BUDGET_S, its limit less 10 s (gpu-unit-tests.sh keeps to it).
 set -uo pipefail
 
 build=${1:-build}
@@ -47,7 +49,7 @@ step() {
   ((limit > left)) && limit=$left
   echo "== $name (at most $limit s): $*"
   local start=$SECONDS
-  timeout --kill-after=10 "$limit" "$@" >"$out/$name.log" 2>&1
+  BUDGET_S=$((limit - 10)) timeout --kill-after=10 "$limit" "$@" >"$out/$name.log" 2>&1
   local rc=$?
   ((rc == 124 || rc == 137)) && echo "   stopped at its limit of $limit s" | tee -a "$out/$name.log"
   echo "   exit $rc after $((SECONDS - start)) s; the log's end ($out/$name.log):"
@@ -56,7 +58,7 @@ step() {
 }
 
 step devices 60 "$build/hetsched" devices
-step gpu-unit-tests 300 "$build/tests/hetsched_unit_tests" --gtest_filter='Cuda*:GpuMemory*' --gtest_brief=1
+step gpu-unit-tests 300 "$(dirname "$0")/gpu-unit-tests.sh" "$build"
 step googlenet-step-by-step 90 "$build/hetsched" run zoo:googlenet --devices 'cuda:0*1' --cuda-graph off -n 5
 step googlenet-cuda-graph 90 "$build/hetsched" run zoo:googlenet --devices cuda:0 --cuda-graph on -n 5
 step torchvision-on-cuda 180 "$python" tests/python/torch_compare.py --hetsched "$build/hetsched" --devices cuda:0 \
