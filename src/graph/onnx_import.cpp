@@ -1,6 +1,7 @@
 #include "graph/onnx_import.h"
 
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <queue>
@@ -153,18 +154,26 @@ void inline_all_external_data(onnx::GraphProto& graph, const fs::path& model_dir
 
 // Pass 3c: attributes ONNX's shape inference divides by or sizes with
 // before any check of its own (a zero stride there is a division by zero,
-// not an error); the kernels' checks come later, at pass 6.
+// not an error; DepthToSpace divides a dim by blocksize squared, which is 0
+// for a blocksize of 2^32); the kernels' checks come later, at pass 6.
 void check_attributes_for_inference(const onnx::GraphProto& graph) {
   static const std::set<std::string> conv_pool = {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool"};
+  static const std::set<std::string> block_ops = {"DepthToSpace", "SpaceToDepth"};
+  constexpr int64_t kMaxBlocksize = std::numeric_limits<int32_t>::max();
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto& node = graph.node(i);
-    if (!conv_pool.count(node.op_type())) continue;
     for (const auto& attr : node.attribute()) {
-      if (attr.name() != "strides" && attr.name() != "dilations" && attr.name() != "kernel_shape") continue;
-      for (int64_t v : attr.ints())
-        if (v <= 0)
-          throw Error(ErrorCode::kInvalidModel, fmt::format("node {}: attribute '{}' must be positive, got {}",
-                                                            node_label(node, i), attr.name(), v));
+      if (conv_pool.count(node.op_type()) &&
+          (attr.name() == "strides" || attr.name() == "dilations" || attr.name() == "kernel_shape")) {
+        for (int64_t v : attr.ints())
+          if (v <= 0)
+            throw Error(ErrorCode::kInvalidModel, fmt::format("node {}: attribute '{}' must be positive, got {}",
+                                                              node_label(node, i), attr.name(), v));
+      }
+      if (block_ops.count(node.op_type()) && attr.name() == "blocksize" && (attr.i() <= 0 || attr.i() > kMaxBlocksize))
+        throw Error(ErrorCode::kInvalidModel,
+                    fmt::format("node {}: attribute 'blocksize' must be between 1 and {}, got {}", node_label(node, i),
+                                kMaxBlocksize, attr.i()));
     }
   }
 }

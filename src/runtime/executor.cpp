@@ -455,11 +455,12 @@ void Executor::Impl::compute_step_order() {
 // is compiled after the launches it reads from: in step_order.
 void Executor::Impl::compile_programs() {
   for (size_t l = 0; l < plan.lanes.size(); ++l) compile_lane(static_cast<int>(l));
-  for (auto [l, s] : step_order) {
+  for (const auto& [l, s] : step_order) {
     const Lane& lane = plan.lanes[l];
     LaneRuntime& rt = lanes[l];
+    const int launch = rt.program_launch[s];
     if (lane.steps[s].kind == StepKind::kLaunch && rt.program)
-      cpu[lane.device].device->run([&] { rt.program->compile_launch(rt.program_launch[s]); });
+      cpu[lane.device].device->run([&] { rt.program->compile_launch(launch); });
   }
   for (size_t l = 0; l < plan.lanes.size(); ++l) {
     if (!lanes[l].program) continue;

@@ -198,12 +198,14 @@ class CudaGpuDevice final : public GpuDevice {
       if (done.count(n)) continue;
       std::vector<NodeId> group = cuda::gpu_fusion_group(graph_, n, [&](NodeId m) { return in_launch.count(m) > 0; });
       std::set<NodeId> members(group.begin(), group.end());
+      bool reads_later_node = false;
       for (NodeId m : group)
         for (ValueId v : graph_.nodes[m].inputs) {
           NodeId producer = v == kNoValue ? kNoNode : graph_.values[v].producer;
-          if (producer != kNoNode && in_launch.count(producer) && !members.count(producer) && !done.count(producer))
-            group = {n};
+          reads_later_node = reads_later_node || (producer != kNoNode && in_launch.count(producer) &&
+                                                  !members.count(producer) && !done.count(producer));
         }
+      if (reads_later_node) group = {n};
       for (NodeId m : group) done.insert(m);
       ops.push_back(cuda::prepare_gpu_op(context_, graph_, group));
     }
