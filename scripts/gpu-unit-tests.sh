@@ -15,6 +15,10 @@
 # say, per suite, how many tests passed, were skipped and failed, and list
 # the tests that fail alone. Exit code: 0 when every test passed or was
 # skipped, 1 otherwise (2 for usage).
+#
+# RUN_UNDER, when set, is a command each test process runs under, e.g.
+# RUN_UNDER='compute-sanitizer --tool memcheck --error-exitcode 1' to check
+# the kernels' memory accesses (many times slower: give it one suite).
 set -uo pipefail
 
 build=${1:-build}
@@ -58,7 +62,8 @@ run() {
     echo "exit 124"
     return
   fi
-  timeout --kill-after=5 "$limit" "$tests" --gtest_filter="$2" 2>&1
+  # shellcheck disable=SC2086 # RUN_UNDER is a command with its arguments
+  timeout --kill-after=5 "$limit" ${RUN_UNDER:-} "$tests" --gtest_filter="$2" 2>&1
   local rc=$?
   ((rc == 124 || rc == 137)) && echo "stopped at its limit of $limit s"
   echo "exit $rc"

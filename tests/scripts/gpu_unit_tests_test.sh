@@ -42,6 +42,17 @@ grep -qx -- '--- A.second passes alone: an earlier test of A broke it' <<<"$outp
 [[ $(grep -n '^=== A$' <<<"$output" | cut -d: -f1) -lt $(grep -n '^=== B$' <<<"$output" | cut -d: -f1) ]] ||
   fail "suites out of the filter's order"
 
+# RUN_UNDER wraps every test process.
+cat >"$work/under" <<'UNDER'
+#!/bin/bash
+echo "under: $*" >>"$(dirname "$0")/under.log"
+exec "$@"
+UNDER
+chmod +x "$work/under"
+RUN_UNDER="$work/under --flag" "$source_dir/scripts/gpu-unit-tests.sh" "$work/build" 'B*' >/dev/null
+grep -qx "under: --flag $work/build/tests/hetsched_unit_tests --gtest_filter=B.\*" "$work/under.log" ||
+  fail "RUN_UNDER not used: $(cat "$work/under.log" 2>&1)"
+
 # With its budget spent, the suites left are named as not run, and it fails.
 output=$(BUDGET_S=12 "$source_dir/scripts/gpu-unit-tests.sh" "$work/build" 'A*:B*')
 rc=$?
