@@ -6,7 +6,10 @@
 # after another test broke the context:
 #
 #   scripts/gpu-unit-tests.sh [BUILD_DIR] [FILTER]
-#       (defaults: build, and the suites below, the runtime layer first)
+#
+# FILTER is a googletest filter of positive patterns (default: every GPU
+# suite, the runtime layer first); suites run in the order of its patterns,
+# each with the tests of it that the filter names.
 #
 # Each suite's process gets at most SUITE_LIMIT_S seconds (default 240),
 # each rerun TEST_LIMIT_S (default 60), and all of them together BUDGET_S
@@ -29,8 +32,14 @@ budget=${BUDGET_S:-290}
 tests="$build/tests/hetsched_unit_tests"
 [[ -x $tests ]] || { echo "$0: $tests: not built (ninja -C $build hetsched_unit_tests)" >&2; exit 2; }
 
-# Suites in the order of the filter's patterns, each listed once.
-mapfile -t listing < <("$tests" --gtest_filter="$filter" --gtest_list_tests | grep -v '^Running main')
+# Suites in the order of the filter's patterns, each listed once. A binary
+# that cannot list its tests (a library missing) is a failure, not 0 tests.
+if ! list=$("$tests" --gtest_filter="$filter" --gtest_list_tests 2>&1); then
+  echo "$0: $tests cannot list its tests:"
+  echo "$list"
+  exit 1
+fi
+mapfile -t listing < <(grep -v '^Running main' <<<"$list")
 declare -A suite_tests
 suites=()
 suite=""
@@ -51,6 +60,10 @@ for pattern in "${patterns[@]}"; do
     [[ $s == ${pattern%%.*} ]] && ordered+=("$s")
   done
 done
+if ((${#ordered[@]} == 0)); then
+  echo "$0: no test matches $filter"
+  exit 1
+fi
 
 # run LIMIT FILTER: the tests' output on stdout, "exit N" on the last line;
 # LIMIT is cut to what is left of the budget (with 10 s for the summary).
@@ -85,7 +98,8 @@ fail_alone=()
 failed_any=0
 for s in "${ordered[@]}"; do
   echo "=== $s"
-  output=$(run "$suite_limit" "$s.*")
+  suite_filter=${suite_tests[$s]% }
+  output=$(run "$suite_limit" "${suite_filter// /:}")
   echo "$output"
   if [[ $output == "not run:"* ]]; then
     summary+=("$(printf '%-16s not run: the budget of %d s was spent' "$s" "$budget")")

@@ -19,10 +19,10 @@ if [[ ${2:-} == --gtest_list_tests ]]; then
   exit 0
 fi
 case $filter in
-  'A.*') printf '[ RUN      ] A.first\n[       OK ] A.first (1 ms)\n[ RUN      ] A.second\nSegmentation fault\n'; exit 139 ;;
+  A.first:A.second:A.third) printf '[ RUN      ] A.first\n[       OK ] A.first (1 ms)\n[ RUN      ] A.second\nSegmentation fault\n'; exit 139 ;;
   A.second) printf '[ RUN      ] A.second\n[       OK ] A.second (1 ms)\n' ;;
   A.third) printf '[ RUN      ] A.third\nexpected 1, got 2\n[  FAILED  ] A.third (1 ms)\n'; exit 1 ;;
-  'B.*') printf '[ RUN      ] B.only\n[  SKIPPED ] B.only (0 ms)\n' ;;
+  B.only) printf '[ RUN      ] B.only\n[  SKIPPED ] B.only (0 ms)\n' ;;
   *) echo "unexpected filter $filter" >&2; exit 3 ;;
 esac
 STANDIN
@@ -50,8 +50,23 @@ exec "$@"
 UNDER
 chmod +x "$work/under"
 RUN_UNDER="$work/under --flag" "$source_dir/scripts/gpu-unit-tests.sh" "$work/build" 'B*' >/dev/null
-grep -qx "under: --flag $work/build/tests/hetsched_unit_tests --gtest_filter=B.\*" "$work/under.log" ||
+grep -qx "under: --flag $work/build/tests/hetsched_unit_tests --gtest_filter=B.only" "$work/under.log" ||
   fail "RUN_UNDER not used: $(cat "$work/under.log" 2>&1)"
+
+# A binary that cannot list its tests, or a filter that matches none, fails.
+output=$("$source_dir/scripts/gpu-unit-tests.sh" "$work/build" 'C*')
+rc=$?
+[[ $rc == 1 ]] || fail "exit code $rc for a filter matching no test, expected 1"
+grep -q 'no test matches C\*' <<<"$output" || fail "no word of the filter matching nothing"
+mv "$work/build/tests/hetsched_unit_tests" "$work/standin"
+printf '#!/bin/sh\necho "error while loading shared libraries: libdnnl.so.2" >&2\nexit 127\n' \
+  >"$work/build/tests/hetsched_unit_tests"
+chmod +x "$work/build/tests/hetsched_unit_tests"
+output=$("$source_dir/scripts/gpu-unit-tests.sh" "$work/build")
+rc=$?
+[[ $rc == 1 ]] || fail "exit code $rc for a binary that cannot start, expected 1"
+grep -q 'libdnnl.so.2' <<<"$output" || fail "the loader's message not shown"
+mv "$work/standin" "$work/build/tests/hetsched_unit_tests"
 
 # With its budget spent, the suites left are named as not run, and it fails.
 output=$(BUDGET_S=12 "$source_dir/scripts/gpu-unit-tests.sh" "$work/build" 'A*:B*')
