@@ -227,6 +227,27 @@ TEST(CudaBackend, FusionGroupsFollowTheZooPatterns) {
   }
 }
 
+TEST(CudaBackend, ALaunchFusesOnlyWhatItHasMadeBeforeTheGroup) {
+  // Conv b makes the residual r, then conv a takes the Add and the ReLU
+  // (r is made before it in the graph's order). A launch may run a and b
+  // the other way round; then a's group would read r before b makes it.
+  TestGraph t;
+  t.input("x", random({1, 8, 6, 6}, 1));
+  t.input("wa", random({8, 8, 3, 3}, 2, -0.1f, 0.1f), true);
+  t.input("wb", random({8, 8, 1, 1}, 3, -0.1f, 0.1f), true);
+  t.node("Conv", {"x", "wb"}, {"r"});
+  t.node("Conv", {"x", "wa"}, {"c"}, {{"pads", attr_ints({1, 1, 1, 1})}});
+  t.node("Add", {"c", "r"}, {"s"});
+  t.node("Relu", {"s"}, {"y"});
+  const Graph& g = t.finish({"y"});
+  using Groups = std::vector<std::vector<NodeId>>;
+  EXPECT_EQ(cuda::gpu_launch_groups(g, {0, 1, 2, 3}), (Groups{{0}, {1, 2, 3}}));
+  EXPECT_EQ(cuda::gpu_launch_groups(g, {1, 0, 2, 3}), (Groups{{1}, {0}, {2}, {3}}));
+  // Only the launch's own nodes join: the ReLU in another launch stays out.
+  EXPECT_EQ(cuda::gpu_launch_groups(g, {0, 1, 2}), (Groups{{0}, {1, 2}}));
+  EXPECT_EQ(cuda::gpu_launch_groups(g, {1}), (Groups{{1}}));
+}
+
 TEST(CudaBackend, DeclinesWhatItDoesNotRun) {
   TestGraph t;
   t.input("x", i64({2, 3}, {1, 2, 3, 4, 5, 6}));

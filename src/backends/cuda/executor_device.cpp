@@ -188,27 +188,11 @@ class CudaGpuDevice final : public GpuDevice {
     std::vector<void*> out;
   };
 
-  // The launch's nodes as GPU ops, in the launch's order: each op fuses only
-  // nodes of this launch (gpu_fusion_group), and only when every input the
-  // fused nodes take from this launch is made before the op runs.
+  // The launch's nodes as GPU ops, in the launch's order (gpu_launch_groups).
   std::vector<std::unique_ptr<cuda::GpuOp>> prepare_launch(const std::vector<NodeId>& nodes) {
-    std::set<NodeId> in_launch(nodes.begin(), nodes.end()), done;
     std::vector<std::unique_ptr<cuda::GpuOp>> ops;
-    for (NodeId n : nodes) {
-      if (done.count(n)) continue;
-      std::vector<NodeId> group = cuda::gpu_fusion_group(graph_, n, [&](NodeId m) { return in_launch.count(m) > 0; });
-      std::set<NodeId> members(group.begin(), group.end());
-      bool reads_later_node = false;
-      for (NodeId m : group)
-        for (ValueId v : graph_.nodes[m].inputs) {
-          NodeId producer = v == kNoValue ? kNoNode : graph_.values[v].producer;
-          reads_later_node = reads_later_node || (producer != kNoNode && in_launch.count(producer) &&
-                                                  !members.count(producer) && !done.count(producer));
-        }
-      if (reads_later_node) group = {n};
-      for (NodeId m : group) done.insert(m);
+    for (const std::vector<NodeId>& group : cuda::gpu_launch_groups(graph_, nodes))
       ops.push_back(cuda::prepare_gpu_op(context_, graph_, group));
-    }
     return ops;
   }
 

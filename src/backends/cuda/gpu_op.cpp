@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -172,6 +173,27 @@ std::vector<NodeId> gpu_fusion_group(const Graph& graph, NodeId node, const std:
   if (is_op(graph, next, "Relu") && graph.values[graph.nodes[next].outputs[0]].dtype == DType::kFloat32)
     group.push_back(next);
   return group;
+}
+
+std::vector<std::vector<NodeId>> gpu_launch_groups(const Graph& graph, const std::vector<NodeId>& nodes) {
+  std::set<NodeId> in_launch(nodes.begin(), nodes.end()), done;
+  std::vector<std::vector<NodeId>> groups;
+  for (NodeId n : nodes) {
+    if (done.count(n)) continue;
+    std::vector<NodeId> group = gpu_fusion_group(graph, n, [&](NodeId m) { return in_launch.count(m) > 0; });
+    std::set<NodeId> members(group.begin(), group.end());
+    bool reads_later_value = false;
+    for (NodeId m : group)
+      for (ValueId v : graph.nodes[m].inputs) {
+        NodeId producer = v == kNoValue ? kNoNode : graph.values[v].producer;
+        reads_later_value = reads_later_value || (producer != kNoNode && in_launch.count(producer) &&
+                                                  !members.count(producer) && !done.count(producer));
+      }
+    if (reads_later_value) group = {n};
+    done.insert(group.begin(), group.end());
+    groups.push_back(std::move(group));
+  }
+  return groups;
 }
 
 std::unique_ptr<GpuOp> prepare_gpu_op(CudaContext& context, const Graph& graph, const std::vector<NodeId>& nodes) {

@@ -136,6 +136,14 @@ std::string gpu_declines(const Graph& graph, const Node& node);
 std::vector<NodeId> gpu_fusion_group(const Graph& graph, NodeId node,
                                      const std::function<bool(NodeId)>& may_fuse = nullptr);
 
+// The GPU ops of one launch: its `nodes`, in the order the launch runs
+// them, as the groups that become one GpuOp each. A node's group is its
+// gpu_fusion_group among the launch's nodes, or the node alone where a fused
+// node would read a value that the launch makes only after the group's
+// first node (a residual made later in this launch's order than in the
+// graph's). Every node is in exactly one group, in the launch's order.
+std::vector<std::vector<NodeId>> gpu_launch_groups(const Graph& graph, const std::vector<NodeId>& nodes);
+
 // The GpuOp for `nodes` (a gpu_fusion_group); Error(kUnsupported) naming the
 // node when the GPU does not run it.
 std::unique_ptr<GpuOp> prepare_gpu_op(CudaContext& context, const Graph& graph, const std::vector<NodeId>& nodes);
