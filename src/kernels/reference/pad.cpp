@@ -95,7 +95,10 @@ std::vector<Tensor> compute_pad(const Node& node, const std::vector<const Tensor
   std::vector<std::vector<int64_t>> maps(static_cast<size_t>(rank));
   for (size_t d = 0; d < static_cast<size_t>(rank); ++d) {
     int64_t n = x.shape()[d];
-    int64_t len = n + begin[d] + end[d];
+    int64_t len = 0;
+    if (__builtin_add_overflow(n, begin[d], &len) || __builtin_add_overflow(len, end[d], &len))
+      throw_runtime(node, fmt::format("pads {} and {} on axis {} of size {} give a size that overflows int64",
+                                      begin[d], end[d], d, n));
     if (len < 0)
       throw_runtime(node, fmt::format("pads {} and {} on axis {} of size {} leave a negative size", begin[d], end[d],
                                       d, n));
