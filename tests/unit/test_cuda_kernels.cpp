@@ -22,6 +22,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <set>
 #include <string>
 #include <vector>
@@ -34,6 +35,7 @@
 #include "backends/cuda/kernels/device_kernels.h"
 #include "backends/cuda/runtime.h"
 #include "hetsched/session.h"
+#include "hetsched/zoo.h"
 #include "kernel_test_util.h"
 #include "platform/gpu_probe.h"
 
@@ -988,11 +990,9 @@ void expect_model_matches(const std::string& model, std::map<std::string, std::s
   TensorMap want = run_reference(graph, inputs);
   std::map<ValueId, Tensor> values;
   for (ValueId v : graph.inputs) values[v] = inputs.at(graph.values[v].name);
-  std::vector<bool> done(graph.nodes.size(), false);
-  for (NodeId n = 0; n < static_cast<NodeId>(graph.nodes.size()); ++n) {
-    if (done[n]) continue;
-    std::vector<NodeId> group = cuda::gpu_fusion_group(graph, n);
-    for (NodeId m : group) done[m] = true;
+  std::vector<NodeId> all_nodes(graph.nodes.size());
+  std::iota(all_nodes.begin(), all_nodes.end(), 0);
+  for (const std::vector<NodeId>& group : cuda::gpu_launch_groups(graph, all_nodes)) {
     std::unique_ptr<cuda::GpuOp> op = cuda::prepare_gpu_op(context(), graph, group);
     std::vector<Tensor> in;
     for (ValueId v : op->inputs()) in.push_back(values.at(v));
@@ -1089,13 +1089,37 @@ TEST(CudaModels, CapturedInOneCudaGraphOnOneAndSeveralStreams) {
   expect_captured_model_matches("bert", 3, {{"layers", "2"}, {"seq", "16"}});
 }
 
-TEST(CudaModels, ZooModelsMatchTheReference) {
+// Every zoo model, each a test of its own (one that throws hides no other).
+struct ZooCase {
+  std::string model;
+  zoo::ZooParams params;
+};
+
+const std::vector<ZooCase>& zoo_cases() {
+  static const std::vector<ZooCase> cases = {
+      {"resnet18", {}},      {"resnet50", {}}, {"googlenet", {}}, {"inception_v3", {}},
+      {"mobilenet_v2", {}},  {"squeezenet1_0", {}}, {"nasnet", {}},    {"randwire", {}},
+      {"bert", {{"layers", "2"}, {"seq", "16"}}}};
+  return cases;
+}
+
+void PrintTo(const ZooCase& c, std::ostream* os) { *os << c.model; }
+
+class CudaZooModel : public ::testing::TestWithParam<ZooCase> {};
+
+TEST_P(CudaZooModel, MatchesTheReferenceGroupByGroup) {
   SKIP_WITHOUT_GPU();
-  expect_model_matches("resnet18");
-  expect_model_matches("googlenet");
-  expect_model_matches("mobilenet_v2");
-  expect_model_matches("nasnet");
-  expect_model_matches("bert", {{"layers", "2"}, {"seq", "16"}});
+  expect_model_matches(GetParam().model, GetParam().params);
+}
+
+INSTANTIATE_TEST_SUITE_P(CudaModels, CudaZooModel, ::testing::ValuesIn(zoo_cases()),
+                         [](const ::testing::TestParamInfo<ZooCase>& info) { return info.param.model; });
+
+TEST(CudaModels, EveryZooModelIsChecked) {
+  std::set<std::string> checked, zoo_names;
+  for (const ZooCase& c : zoo_cases()) checked.insert(c.model);
+  for (const zoo::ZooModelInfo& m : zoo::zoo_models()) zoo_names.insert(m.name);
+  EXPECT_EQ(checked, zoo_names);
 }
 
 }  // namespace
