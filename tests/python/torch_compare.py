@@ -18,6 +18,7 @@ Needs Debian's python3-torch and python3-torchvision (installed by
 scripts/setup-deps.sh). Ends with the line "N passed, M failed".
 """
 import argparse
+import inspect
 import os
 import subprocess
 import sys
@@ -77,7 +78,11 @@ def export(name, path, opset):
     model.eval()
     x = torch.rand(*shape) * 2 - 1
     # A TransformerEncoder exports only outside no_grad (its fast path is not exportable).
-    torch.onnx.export(model, x, path, opset_version=opset, input_names=["input"], output_names=["output"])
+    # PyTorch 2.9 and later default to the torch.export-based exporter (opset 18 and up,
+    # weights in a file beside the model); these checks are made with the TorchScript one,
+    # the only one PyTorch 1.13 has.
+    kwargs = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+    torch.onnx.export(model, x, path, opset_version=opset, input_names=["input"], output_names=["output"], **kwargs)
     with torch.no_grad():
         y = model(x)
     return x.numpy(), y.numpy()
