@@ -90,9 +90,7 @@ std::vector<Tensor> compute_pad(const Node& node, const std::vector<const Tensor
     end[a] = pads[i + axes.size()];
   }
 
-  // Per axis: output coordinate -> input coordinate, or -1 for the constant.
   Shape out_shape(static_cast<size_t>(rank));
-  std::vector<std::vector<int64_t>> maps(static_cast<size_t>(rank));
   for (size_t d = 0; d < static_cast<size_t>(rank); ++d) {
     int64_t n = x.shape()[d];
     int64_t len = 0;
@@ -103,6 +101,18 @@ std::vector<Tensor> compute_pad(const Node& node, const std::vector<const Tensor
       throw_runtime(node, fmt::format("pads {} and {} on axis {} of size {} leave a negative size", begin[d], end[d],
                                       d, n));
     out_shape[d] = len;
+  }
+  // The output first: its allocation is checked against the limits, and
+  // the maps below are no longer than its axes.
+  Tensor out(x.dtype(), out_shape);
+  if (out.numel() == 0) return {out};
+
+  // Per axis: output coordinate -> input coordinate, or -1 for the constant.
+  std::vector<std::vector<int64_t>> maps(static_cast<size_t>(rank));
+  for (size_t d = 0; d < static_cast<size_t>(rank); ++d) {
+    int64_t n = x.shape()[d];
+    int64_t len = out_shape[d];
+    maps[d].reserve(static_cast<size_t>(len));
     for (int64_t o = 0; o < len; ++o) {
       int64_t i = o - begin[d];
       if (i < 0 || i >= n) {
@@ -123,8 +133,6 @@ std::vector<Tensor> compute_pad(const Node& node, const std::vector<const Tensor
     }
   }
 
-  Tensor out(x.dtype(), out_shape);
-  if (out.numel() == 0) return {out};
   const auto* src = static_cast<const std::byte*>(x.raw());
   auto* dst = static_cast<std::byte*>(out.raw());
   if (rank == 0) {
