@@ -86,8 +86,8 @@ void im2col_chunk(const T* x, int64_t c_g, const Geometry3& g, int64_t row0, int
           T* dst_row = buf + kr * ncols;
           // Valid output columns: iw = ow * sw + off in [0, IW).
           const int64_t sw = g.stride[2], off = kw * g.dilation[2] - g.pad_begin[2], IW = g.in[2];
-          int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-          int64_t hi = IW - off <= 0 ? 0 : (IW - off + sw - 1) / sw;
+          int64_t lo = off >= 0 ? 0 : nn::ceil_div_positive(-off, sw);
+          int64_t hi = IW - off <= 0 ? 0 : nn::ceil_div_positive(IW - off, sw);
           lo = std::min(lo, OW);
           hi = std::max(lo, std::min(hi, OW));
           for (int64_t r = 0; r < nrows; ++r) {

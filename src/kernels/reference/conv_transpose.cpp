@@ -106,8 +106,8 @@ void col2im_chunk(const T* cols, int64_t m_g, const Geometry3& g, int64_t row0, 
           const T* src_row = cols + kr * ncols;
           // Valid input columns: ow = iw * sw + off in [0, OW).
           const int64_t sw = g.stride[2], off = kw * g.dilation[2] - g.pad_begin[2], OW = g.out[2];
-          int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-          int64_t hi = OW - off <= 0 ? 0 : (OW - off + sw - 1) / sw;
+          int64_t lo = off >= 0 ? 0 : nn::ceil_div_positive(-off, sw);
+          int64_t hi = OW - off <= 0 ? 0 : nn::ceil_div_positive(OW - off, sw);
           lo = std::min(lo, IW);
           hi = std::max(lo, std::min(hi, IW));
           for (int64_t r = 0; r < nrows; ++r) {

@@ -140,6 +140,10 @@ inline AxisGeometry axis_geometry(const Node& node, AutoPad auto_pad, int64_t in
   return g;
 }
 
+// ceil(a / b) for a > 0 and b > 0, without the overflow of (a + b - 1) / b
+// (a stride may be as large as int64 allows).
+inline int64_t ceil_div_positive(int64_t a, int64_t b) { return (a - 1) / b + 1; }
+
 // Per-axis geometry of a spatial op, right-aligned into kMaxSpatial axes
 // (leading unused axes: in = out = kernel = stride = dilation = 1, pads 0).
 struct Geometry3 {
