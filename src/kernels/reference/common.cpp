@@ -70,6 +70,11 @@ void throw_runtime(const Node& node, const std::string& what) {
   throw Error(ErrorCode::kRuntime, node.label() + ": " + what);
 }
 
+int64_t size_from_double(const Node& node, double v, const char* what) {
+  if (!(v >= 0 && v < 0x1p63)) throw_runtime(node, fmt::format("{} {} is not a size (0 to 2^63 - 1)", what, v));
+  return static_cast<int64_t>(v);
+}
+
 int64_t normalize_axis(const Node& node, int64_t axis, int64_t rank) {
   int64_t lo = rank == 0 ? -1 : -rank;
   int64_t hi = rank == 0 ? 0 : rank - 1;

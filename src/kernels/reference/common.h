@@ -19,6 +19,10 @@ namespace hetsched::kernels {
 
 // Maps a possibly negative axis into [0, rank); throws naming the node.
 int64_t normalize_axis(const Node& node, int64_t axis, int64_t rank);
+// A dim size computed in floating point (Resize's scales, OneHot's depth):
+// `v` truncated, when it is finite, >= 0 and below 2^63; else throws
+// kRuntime naming the node and `what` (a cast outside int64 is undefined).
+int64_t size_from_double(const Node& node, double v, const char* what);
 // Numpy-style broadcast of two shapes; throws naming the node when incompatible.
 Shape broadcast_shapes(const Node& node, const Shape& a, const Shape& b);
 // Row-major strides of `shape` (in elements).

@@ -23,9 +23,7 @@ std::vector<Tensor> compute_one_hot(const Node& node, const std::vector<const Te
   const Tensor& values = required_input(node, inputs, 2);
   if (depth_t.numel() != 1) throw_runtime(node, "'depth' must hold one value");
   if (values.numel() != 2) throw_runtime(node, "'values' must hold two values [off, on]");
-  double depth_v = depth_t.to_double_vector()[0];
-  if (!(depth_v >= 0) || !std::isfinite(depth_v)) throw_runtime(node, fmt::format("depth {} is invalid", depth_v));
-  int64_t depth = static_cast<int64_t>(depth_v);
+  int64_t depth = size_from_double(node, depth_t.to_double_vector()[0], "depth");
   int64_t rank = indices.rank();
   int64_t axis = node.attr_int("axis", -1);
   if (axis < -(rank + 1) || axis > rank)

@@ -294,7 +294,7 @@ std::vector<Axis> axes_from_scales(const Node& node, const Tensor& x, const std:
     Axis& a = axes[d];
     a.in = x.shape()[d];
     a.scale = scales[d];
-    a.out = static_cast<int64_t>(std::floor(static_cast<double>(a.in) * a.scale));
+    a.out = size_from_double(node, std::floor(static_cast<double>(a.in) * a.scale), "output size");
     a.length_resized = a.scale * static_cast<double>(a.in);
   }
   return axes;
@@ -358,7 +358,7 @@ std::vector<Tensor> compute_resize(const Node& node, const std::vector<const Ten
       for (size_t i = 0; i < n; ++i) {
         Axis& a = axes[static_cast<size_t>(axis_list[i])];
         a.scale = common;
-        a.out = static_cast<int64_t>(common * static_cast<double>(a.in) + 0.5);
+        a.out = size_from_double(node, common * static_cast<double>(a.in) + 0.5, "output size");
         a.length_resized = common * static_cast<double>(a.in);
       }
     }
@@ -369,7 +369,7 @@ std::vector<Tensor> compute_resize(const Node& node, const std::vector<const Ten
       Axis& a = axes[static_cast<size_t>(axis_list[i])];
       if (!(scales[i] > 0.0)) throw_runtime(node, fmt::format("scale {} must be positive", scales[i]));
       a.scale = scales[i];
-      a.out = static_cast<int64_t>(std::floor(scales[i] * static_cast<double>(a.in)));
+      a.out = size_from_double(node, std::floor(scales[i] * static_cast<double>(a.in)), "output size");
       a.length_resized = scales[i] * static_cast<double>(a.in);
     }
   } else {
