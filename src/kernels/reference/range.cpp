@@ -50,7 +50,7 @@ std::vector<Tensor> compute_range(const Node& node, const std::vector<const Tens
     } else {
       double count = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) / static_cast<double>(delta));
       if (!std::isfinite(count)) throw_runtime(node, "the number of elements is not finite");
-      n = count > 0 ? static_cast<int64_t>(count) : 0;
+      n = count > 0 ? size_from_double(node, count, "the number of elements") : 0;
     }
     Tensor out(dtype, {n});
     T* dst = out.data<T>();

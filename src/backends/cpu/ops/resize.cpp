@@ -165,7 +165,8 @@ bool lower_resize(Lowering& l) {
     if (static_cast<int64_t>(scales.size()) != rank) return false;
     for (size_t d = 0; d < axes.size(); ++d) {
       if (!(scales[d] > 0.0) || (node.op_type == "Upsample" && scales[d] < 1.0)) return false;
-      if (axes[d].out != static_cast<int64_t>(std::floor(static_cast<double>(axes[d].in) * scales[d]))) return false;
+      // Compared in double: a scale from the file may put the product past int64.
+      if (static_cast<double>(axes[d].out) != std::floor(static_cast<double>(axes[d].in) * scales[d])) return false;
       axes[d].scale = scales[d];
       axes[d].length_resized = scales[d] * static_cast<double>(axes[d].in);
     }
@@ -198,7 +199,7 @@ bool lower_resize(Lowering& l) {
       for (size_t i = 0; i < axis_list.size(); ++i) {
         Axis& a = axes[static_cast<size_t>(axis_list[i])];
         if (!((*scales)[i] > 0.0)) return false;
-        if (a.out != static_cast<int64_t>(std::floor((*scales)[i] * static_cast<double>(a.in)))) return false;
+        if (static_cast<double>(a.out) != std::floor((*scales)[i] * static_cast<double>(a.in))) return false;
         a.scale = (*scales)[i];
         a.length_resized = (*scales)[i] * static_cast<double>(a.in);
       }
