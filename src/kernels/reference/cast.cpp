@@ -10,11 +10,10 @@
 //   int   -> integer: wrap modulo 2^bits (two's complement)
 //   -> float:         round to nearest
 // The opset-19 `saturate` attribute concerns float8 only and is ignored.
-#include <cmath>
+// The conversion of one element is cast_value (common.h), which Pad's
+// constant shares.
 #include <cstdint>
-#include <limits>
 #include <optional>
-#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -59,23 +58,6 @@ bool supported(DType d) {
   return false;
 }
 
-template <typename I>
-I float_to_int(double v) {
-  if (std::isnan(v)) return 0;
-  double t = std::trunc(v);
-  if (t <= static_cast<double>(std::numeric_limits<I>::lowest())) return std::numeric_limits<I>::lowest();
-  if (t >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
-  return static_cast<I>(t);
-}
-
-template <typename U, typename T>
-U convert(T v) {
-  if constexpr (std::is_same_v<U, bool>) return v != T(0);
-  else if constexpr (std::is_floating_point_v<U>) return static_cast<U>(v);
-  else if constexpr (std::is_floating_point_v<T>) return float_to_int<U>(static_cast<double>(v));
-  else return static_cast<U>(v);  // integer/bool -> integer: modular (C++20)
-}
-
 Tensor cast_to(const Node& node, const Tensor& x, DType to) {
   if (x.dtype() == to) return x.clone();
   return dispatch_all(node, x.dtype(), [&](auto src_tag) {
@@ -85,7 +67,7 @@ Tensor cast_to(const Node& node, const Tensor& x, DType to) {
       Tensor out(to, x.shape());
       const T* px = x.data<T>();
       U* po = out.data<U>();
-      for (int64_t i = 0; i < x.numel(); ++i) po[i] = convert<U, T>(px[i]);
+      for (int64_t i = 0; i < x.numel(); ++i) po[i] = cast_value<U, T>(px[i]);
       return out;
     });
   });

@@ -2,8 +2,11 @@
 // broadcast arithmetic, dtype checks and dispatch.
 #pragma once
 
+#include <cmath>
 #include <initializer_list>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/kernel.h"
@@ -80,6 +83,27 @@ template <typename Fn>
 auto dispatch_all(const Node& node, DType dtype, Fn&& fn) {
   if (dtype == DType::kBool) return fn(bool{});
   return dispatch_numeric(node, dtype, std::forward<Fn>(fn));
+}
+
+// Cast's conversion of one element from T to U (see cast.cpp): to bool,
+// x != 0; float to integer, truncation toward zero with NaN -> 0 and
+// out-of-range values saturated (never a cast outside U, which is
+// undefined); integer to integer, modular.
+template <typename U, typename T>
+U cast_value(T v) {
+  if constexpr (std::is_same_v<U, bool>) {
+    return v != T(0);
+  } else if constexpr (std::is_floating_point_v<U>) {
+    return static_cast<U>(v);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(v)) return 0;
+    double t = std::trunc(static_cast<double>(v));
+    if (t <= static_cast<double>(std::numeric_limits<U>::lowest())) return std::numeric_limits<U>::lowest();
+    if (t >= static_cast<double>(std::numeric_limits<U>::max())) return std::numeric_limits<U>::max();
+    return static_cast<U>(t);
+  } else {
+    return static_cast<U>(v);
+  }
 }
 
 constexpr std::initializer_list<DType> kFloatTypes = {DType::kFloat32, DType::kFloat64};

@@ -40,7 +40,7 @@ std::vector<std::byte> element_bytes(const Node& node, DType dtype, double v) {
   if (dtype == DType::kFloat16) throw_runtime(node, "a non-zero pad value for float16 is not supported");
   dispatch_all(node, dtype, [&](auto t) {
     using T = decltype(t);
-    T value = static_cast<T>(v);
+    T value = cast_value<T>(v);
     std::memcpy(bytes.data(), &value, sizeof(T));
   });
   return bytes;
