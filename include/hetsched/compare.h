@@ -78,6 +78,15 @@ struct Comparison {
 // already (cpu:0,cpu:1,cpu:0-1: it is one of the devices alone).
 std::string cpu_union_device(const Platform& platform);
 
+// Where a real device alone measured more than `tolerance` (a fraction)
+// slower or faster than the profile predicts, one line each, naming the
+// device, both times and the remedy: the machine no longer runs as fast as
+// when it was profiled (another load on a shared machine, a changed clock),
+// and every prediction of that run is off by about as much. Empty without
+// measurements; emulated devices, held to their modeled times, are skipped.
+std::vector<std::string> prediction_drift_notes(const Comparison& comparison, const Platform& platform,
+                                                double tolerance = 0.2);
+
 // `cost` must be the model `platform` was calibrated with (open_cost_model);
 // `db_path` is where the union CPU device, if any, finds its profile.
 // Scheduler failures are recorded, not thrown; a bad scheduler name is

@@ -36,6 +36,23 @@ Plan sequential_plan(const Graph& graph, const Platform& platform, const CostMod
 
 // No union when nodes are pinned: a device the user did not name would run
 // them.
+std::vector<std::string> prediction_drift_notes(const Comparison& comparison, const Platform& platform,
+                                                double tolerance) {
+  std::vector<std::string> notes;
+  for (const SequentialBaseline& b : comparison.sequential) {
+    int d = platform.find_device(b.device);  // -1: the union of the CPU core groups, a real device
+    if ((d >= 0 && platform.devices[d].is_emulated()) || b.predicted_ms <= 0 || b.measured.p50_ms <= 0) continue;
+    double off = b.measured.p50_ms / b.predicted_ms - 1;
+    if (std::abs(off) <= tolerance) continue;
+    notes.push_back(fmt::format(
+        "{} alone measured {:.3f} ms where its profile predicts {:.3f} ms ({:+.0f}%): the machine runs {} than "
+        "when it was profiled, and the predictions here are off by about as much (`hetsched profile --force` "
+        "measures it again)",
+        b.device, b.measured.p50_ms, b.predicted_ms, 100 * off, off > 0 ? "slower" : "faster"));
+  }
+  return notes;
+}
+
 std::string cpu_union_device(const Platform& platform) {
   if (!platform.pinned.empty()) return "";
   DeviceSpec all;

@@ -827,6 +827,37 @@ TEST(Compare, UnknownSchedulerIsAUsageError) {
   }
 }
 
+TEST(Compare, SaysWhereARealDeviceNoLongerRunsAsProfiled) {
+  Platform p;
+  PlatformDevice cpu0;
+  cpu0.name = "cpu:0";
+  cpu0.kind = DeviceKind::kCpu;
+  p.devices = {cpu0, emulated("npu", 10)};
+  Comparison c;
+  auto baseline = [](const std::string& device, double predicted_ms, double measured_ms) {
+    SequentialBaseline b;
+    b.device = device;
+    b.predicted_ms = predicted_ms;
+    b.measured.p50_ms = measured_ms;
+    return b;
+  };
+  // cpu:0 within 20%; the union cpu:0-1 (not a platform device, real) 50%
+  // slower; the emulated npu's overrun and an unmeasured device say nothing.
+  c.sequential = {baseline("cpu:0", 10, 11.9), baseline("cpu:0-1", 4, 6), baseline("emu:npu", 1, 3),
+                  baseline("cpu:1", 10, -1)};
+  std::vector<std::string> notes = prediction_drift_notes(c, p);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].rfind("cpu:0-1 alone measured 6.000 ms where its profile predicts 4.000 ms (+50%): the "
+                           "machine runs slower",
+                           0),
+            0u)
+      << notes[0];
+  c.sequential = {baseline("cpu:0", 10, 7)};
+  notes = prediction_drift_notes(c, p);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("(-30%): the machine runs faster"), std::string::npos) << notes[0];
+}
+
 TEST(CompareCli, MeasuresPlansAndTheUnionOfTheCoresOnARealMachine) {
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two cores";
   auto dir = testing::temp_dir("compare_cli");

@@ -53,6 +53,7 @@ void print_comparison(const Comparison& c, const Graph& graph, const Platform& p
   print_table(rows, {false, true, true});
   fmt::print("best sequential: {} ({:.3f} ms {})\n", c.best_sequential_device, c.best_sequential_ms,
              measured_runs ? what : "predicted");
+  for (const std::string& note : prediction_drift_notes(c, platform)) fmt::print("note: {}\n", note);
 
   double best_predicted_ms = best_predicted(c);
   fmt::print("\nschedulers (predicted: simulated with one cost model for all):\n");
