@@ -70,6 +70,13 @@ void throw_runtime(const Node& node, const std::string& what) {
   throw Error(ErrorCode::kRuntime, node.label() + ": " + what);
 }
 
+int64_t size_product(const Node& node, int64_t a, int64_t b) {
+  int64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product))
+    throw_runtime(node, fmt::format("a size of {} x {} overflows int64", a, b));
+  return product;
+}
+
 int64_t size_from_double(const Node& node, double v, const char* what) {
   if (!(v >= 0 && v < 0x1p63)) throw_runtime(node, fmt::format("{} {} is not a size (0 to 2^63 - 1)", what, v));
   return static_cast<int64_t>(v);

@@ -22,6 +22,9 @@ namespace hetsched::kernels {
 
 // Maps a possibly negative axis into [0, rank); throws naming the node.
 int64_t normalize_axis(const Node& node, int64_t axis, int64_t rank);
+// a * b for output dims computed from data or attributes (Tile's repeats,
+// a blocksize); throws kRuntime naming the node when it overflows int64.
+int64_t size_product(const Node& node, int64_t a, int64_t b);
 // A dim size computed in floating point (Resize's scales, OneHot's depth):
 // `v` truncated, when it is finite, >= 0 and below 2^63; else throws
 // kRuntime naming the node and `what` (a cast outside int64 is undefined).

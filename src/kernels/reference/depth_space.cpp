@@ -40,10 +40,10 @@ std::vector<Tensor> compute_depth_to_space(const Node& node, const std::vector<c
   if (b < 1) throw_runtime(node, "blocksize must be >= 1");
   if (x.rank() != 4) throw_runtime(node, fmt::format("input must be 4-D, got {}", shape_to_string(x.shape())));
   int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
-  if (c % (b * b) != 0)
-    throw_runtime(node, fmt::format("channels {} are not divisible by blocksize^2 = {}", c, b * b));
-  int64_t oc = c / (b * b);
-  Shape final_shape{n, oc, h * b, w * b};
+  int64_t bb = size_product(node, b, b);
+  if (c % bb != 0) throw_runtime(node, fmt::format("channels {} are not divisible by blocksize^2 = {}", c, bb));
+  int64_t oc = c / bb;
+  Shape final_shape{n, oc, size_product(node, h, b), size_product(node, w, b)};
   if (node.attr_string("mode", "DCR") == "CRD")
     return {permuted_copy(x, {n, oc, b, b, h, w}, {0, 1, 4, 2, 5, 3}, final_shape)};
   return {permuted_copy(x, {n, b, b, oc, h, w}, {0, 3, 4, 1, 5, 2}, final_shape)};
@@ -57,7 +57,8 @@ std::vector<Tensor> compute_space_to_depth(const Node& node, const std::vector<c
   int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
   if (h % b != 0 || w % b != 0)
     throw_runtime(node, fmt::format("spatial dims {}x{} are not divisible by blocksize {}", h, w, b));
-  return {permuted_copy(x, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4}, {n, c * b * b, h / b, w / b})};
+  int64_t oc = size_product(node, c, size_product(node, b, b));
+  return {permuted_copy(x, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4}, {n, oc, h / b, w / b})};
 }
 
 }  // namespace

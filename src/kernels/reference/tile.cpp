@@ -23,7 +23,7 @@ std::vector<Tensor> compute_tile(const Node& node, const std::vector<const Tenso
   Shape out_shape(static_cast<size_t>(rank));
   for (int64_t d = 0; d < rank; ++d) {
     if (repeats[d] < 0) throw_runtime(node, fmt::format("repeat {} for axis {} is negative", repeats[d], d));
-    out_shape[d] = x.dim(d) * repeats[d];
+    out_shape[d] = size_product(node, x.dim(d), repeats[d]);
   }
   Tensor out(x.dtype(), out_shape);
   if (out.numel() == 0) return {out};
