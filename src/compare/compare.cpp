@@ -34,8 +34,6 @@ Plan sequential_plan(const Graph& graph, const Platform& platform, const CostMod
 
 }  // namespace
 
-// No union when nodes are pinned: a device the user did not name would run
-// them.
 std::vector<std::string> prediction_drift_notes(const Comparison& comparison, const Platform& platform,
                                                 double tolerance) {
   std::vector<std::string> notes;
@@ -53,6 +51,8 @@ std::vector<std::string> prediction_drift_notes(const Comparison& comparison, co
   return notes;
 }
 
+// No union when nodes are pinned: a device the user did not name would run
+// them.
 std::string cpu_union_device(const Platform& platform) {
   if (!platform.pinned.empty()) return "";
   DeviceSpec all;
