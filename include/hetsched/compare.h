@@ -79,10 +79,11 @@ struct Comparison {
 std::string cpu_union_device(const Platform& platform);
 
 // Where a real device alone measured more than `tolerance` (a fraction)
-// slower or faster than the profile predicts, one line each, naming the
-// device, both times and the remedy: the machine no longer runs as fast as
-// when it was profiled (another load on a shared machine, a changed clock),
-// and every prediction of that run is off by about as much. Empty without
+// slower or faster than predicted, one line each, naming the device, both
+// times, the likely causes and the remedy: its profile lacks entries (they
+// are estimated by the roofline model), or the machine no longer runs as
+// when it was profiled (another load on a shared machine, a changed clock);
+// either way every prediction for it is off by about as much. Empty without
 // measurements; emulated devices, held to their modeled times, are skipped.
 std::vector<std::string> prediction_drift_notes(const Comparison& comparison, const Platform& platform,
                                                 double tolerance = 0.2);

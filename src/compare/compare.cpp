@@ -43,9 +43,9 @@ std::vector<std::string> prediction_drift_notes(const Comparison& comparison, co
     double off = b.measured.p50_ms / b.predicted_ms - 1;
     if (std::abs(off) <= tolerance) continue;
     notes.push_back(fmt::format(
-        "{} alone measured {:.3f} ms where its profile predicts {:.3f} ms ({:+.0f}%): the machine runs {} than "
-        "when it was profiled, and the predictions here are off by about as much (`hetsched profile --force` "
-        "measures it again)",
+        "{} alone measured {:.3f} ms where {:.3f} ms was predicted ({:+.0f}%), so its predictions here are off by "
+        "about as much: its profile is incomplete, or the machine runs {} than when it was profiled (`hetsched "
+        "profile` measures what is missing, with --force everything again)",
         b.device, b.measured.p50_ms, b.predicted_ms, 100 * off, off > 0 ? "slower" : "faster"));
   }
   return notes;

@@ -847,15 +847,13 @@ TEST(Compare, SaysWhereARealDeviceNoLongerRunsAsProfiled) {
                   baseline("cpu:1", 10, -1)};
   std::vector<std::string> notes = prediction_drift_notes(c, p);
   ASSERT_EQ(notes.size(), 1u);
-  EXPECT_EQ(notes[0].rfind("cpu:0-1 alone measured 6.000 ms where its profile predicts 4.000 ms (+50%): the "
-                           "machine runs slower",
-                           0),
-            0u)
-      << notes[0];
+  EXPECT_EQ(notes[0].rfind("cpu:0-1 alone measured 6.000 ms where 4.000 ms was predicted (+50%)", 0), 0u) << notes[0];
+  EXPECT_NE(notes[0].find("the machine runs slower"), std::string::npos) << notes[0];
   c.sequential = {baseline("cpu:0", 10, 7)};
   notes = prediction_drift_notes(c, p);
   ASSERT_EQ(notes.size(), 1u);
-  EXPECT_NE(notes[0].find("(-30%): the machine runs faster"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("(-30%)"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("the machine runs faster"), std::string::npos) << notes[0];
 }
 
 TEST(CompareCli, MeasuresPlansAndTheUnionOfTheCoresOnARealMachine) {
