@@ -93,6 +93,9 @@ std::vector<Tensor> compute_pad(const Node& node, const std::vector<const Tensor
   Shape out_shape(static_cast<size_t>(rank));
   for (size_t d = 0; d < static_cast<size_t>(rank); ++d) {
     int64_t n = x.shape()[d];
+    if (begin[d] < -n || end[d] < -n)
+      throw_runtime(node, fmt::format("pads {} and {} on axis {} of size {} remove more than the axis holds", begin[d],
+                                      end[d], d, n));
     int64_t len = 0;
     if (__builtin_add_overflow(n, begin[d], &len) || __builtin_add_overflow(len, end[d], &len))
       throw_runtime(node, fmt::format("pads {} and {} on axis {} of size {} give a size that overflows int64",
