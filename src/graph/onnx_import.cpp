@@ -178,6 +178,26 @@ void check_attributes_for_inference(const onnx::GraphProto& graph) {
   }
 }
 
+// Pass 3d: a dim of a declared type (graph inputs, outputs, value_info) is
+// unknown (no value, or a dim_param) or a size >= 0. ONNX's checker lets a
+// negative value through, and shape inference then indexes with it
+// (GatherND reads the data's dims from its indices' last dim).
+void check_declared_dims(const onnx::GraphProto& graph) {
+  auto check = [](const onnx::ValueInfoProto& info, const char* what) {
+    if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape()) return;
+    const auto& dims = info.type().tensor_type().shape().dim();
+    for (int d = 0; d < dims.size(); ++d)
+      if (dims[d].has_dim_value() && dims[d].dim_value() < 0)
+        throw Error(ErrorCode::kInvalidModel,
+                    fmt::format("{} '{}': dim {} is {}, expected a size >= 0 (an unknown dim has no value or a "
+                                "dim_param)",
+                                what, info.name(), d, dims[d].dim_value()));
+  };
+  for (const auto& info : graph.input()) check(info, "graph input");
+  for (const auto& info : graph.output()) check(info, "graph output");
+  for (const auto& info : graph.value_info()) check(info, "value_info");
+}
+
 // Pass 5b: ONNX's shape inference (1.12) trusts what it should check, and a
 // malformed model then crashes it instead of failing it. Two of its
 // functions are wrapped, once per process, so that they fail (an error) or
@@ -413,6 +433,7 @@ Graph import_model(onnx::ModelProto model, const fs::path& model_dir, const Load
   check_structure_and_sort(*model.mutable_graph());
   inline_all_external_data(*model.mutable_graph(), model_dir);
   check_attributes_for_inference(model.graph());
+  check_declared_dims(model.graph());
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {

@@ -137,6 +137,15 @@ TEST_F(ImportTest, ShapeMismatch) {
   EXPECT_THAT(e.what(), HasSubstr("shape inference"));
 }
 
+TEST_F(ImportTest, NegativeDeclaredDimNamesTheValueAndDim) {
+  auto m = relu_add_model();
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_value(
+      -3);
+  Error e = load_error(save(m));
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.what(), HasSubstr("graph input 'x': dim 1 is -3, expected a size >= 0"));
+}
+
 TEST_F(ImportTest, AttributeTypeMismatch) {
   auto m = relu_add_model();
   auto* n = m.mutable_graph()->mutable_node(0);
