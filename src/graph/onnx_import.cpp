@@ -181,21 +181,29 @@ void check_attributes_for_inference(const onnx::GraphProto& graph) {
 // Pass 3d: a dim of a declared type (graph inputs, outputs, value_info) is
 // unknown (no value, or a dim_param) or a size >= 0. ONNX's checker lets a
 // negative value through, and shape inference then indexes with it
-// (GatherND reads the data's dims from its indices' last dim).
-void check_declared_dims(const onnx::GraphProto& graph) {
-  auto check = [](const onnx::ValueInfoProto& info, const char* what) {
+// (GatherND reads the data's dims from its indices' last dim): -1, which
+// some exporters write for "unknown", becomes unknown; any other negative
+// value is an error.
+void check_declared_dims(onnx::GraphProto& graph) {
+  auto check = [](onnx::ValueInfoProto& info, const char* what) {
     if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape()) return;
-    const auto& dims = info.type().tensor_type().shape().dim();
-    for (int d = 0; d < dims.size(); ++d)
-      if (dims[d].has_dim_value() && dims[d].dim_value() < 0)
-        throw Error(ErrorCode::kInvalidModel,
-                    fmt::format("{} '{}': dim {} is {}, expected a size >= 0 (an unknown dim has no value or a "
-                                "dim_param)",
-                                what, info.name(), d, dims[d].dim_value()));
+    auto* dims = info.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim();
+    for (int d = 0; d < dims->size(); ++d) {
+      auto* dim = dims->Mutable(d);
+      if (!dim->has_dim_value() || dim->dim_value() >= 0) continue;
+      if (dim->dim_value() == -1) {
+        dim->clear_dim_value();
+        continue;
+      }
+      throw Error(ErrorCode::kInvalidModel,
+                  fmt::format("{} '{}': dim {} is {}, expected a size >= 0 (an unknown dim has no value, a "
+                              "dim_param or -1)",
+                              what, info.name(), d, dim->dim_value()));
+    }
   };
-  for (const auto& info : graph.input()) check(info, "graph input");
-  for (const auto& info : graph.output()) check(info, "graph output");
-  for (const auto& info : graph.value_info()) check(info, "value_info");
+  for (auto& info : *graph.mutable_input()) check(info, "graph input");
+  for (auto& info : *graph.mutable_output()) check(info, "graph output");
+  for (auto& info : *graph.mutable_value_info()) check(info, "value_info");
 }
 
 // Pass 5b: ONNX's shape inference (1.12) trusts what it should check, and a
@@ -433,7 +441,7 @@ Graph import_model(onnx::ModelProto model, const fs::path& model_dir, const Load
   check_structure_and_sort(*model.mutable_graph());
   inline_all_external_data(*model.mutable_graph(), model_dir);
   check_attributes_for_inference(model.graph());
-  check_declared_dims(model.graph());
+  check_declared_dims(*model.mutable_graph());
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {

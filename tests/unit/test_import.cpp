@@ -137,13 +137,18 @@ TEST_F(ImportTest, ShapeMismatch) {
   EXPECT_THAT(e.what(), HasSubstr("shape inference"));
 }
 
-TEST_F(ImportTest, NegativeDeclaredDimNamesTheValueAndDim) {
+TEST_F(ImportTest, NegativeDeclaredDimNamesTheValueAndDimButMinusOneIsUnknown) {
   auto m = relu_add_model();
-  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_value(
-      -3);
+  auto* dims = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  dims->mutable_dim(1)->set_dim_value(-3);
   Error e = load_error(save(m));
   EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
   EXPECT_THAT(e.what(), HasSubstr("graph input 'x': dim 1 is -3, expected a size >= 0"));
+
+  dims->mutable_dim(1)->set_dim_value(3);
+  dims->mutable_dim(0)->set_dim_value(-1);  // some exporters' "unknown"
+  Graph g = load_model(save(m, "minus_one.onnx"));
+  EXPECT_EQ(g.values[g.inputs[0]].shape, (Shape{-1, 3}));
 }
 
 TEST_F(ImportTest, AttributeTypeMismatch) {
