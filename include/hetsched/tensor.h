@@ -38,6 +38,9 @@ size_t dtype_size(DType dtype);
 const char* dtype_name(DType dtype);
 // "1x3x224x224", or "scalar" for an empty shape; -1 dims print as "?".
 std::string shape_to_string(const Shape& shape);
+// The element count (1 for a scalar). Throws Error(kResource) when the
+// product of the non-zero dims overflows int64, also for an empty shape
+// ([0, 2^62, 4]): no tensor has one.
 int64_t shape_numel(const Shape& shape);
 
 template <typename T>

@@ -53,26 +53,29 @@ std::string shape_to_string(const Shape& shape) {
 }
 
 int64_t shape_numel(const Shape& shape) {
+  // A graph's declared shapes may claim any size: the product must not
+  // overflow (undefined behaviour) on the way to a refusal. The product of
+  // the non-zero dims must fit even where a zero dim makes the count 0:
+  // kernels multiply any subset of a tensor's dims (strides, outer and inner
+  // extents), and an empty [0, 2^62, 4] would overflow them.
   int64_t n = 1;
+  bool empty = false;
   for (int64_t d : shape) {
-    // A graph's declared shapes may claim any size: the product must not
-    // overflow (undefined behaviour) on the way to a refusal.
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
     if (__builtin_mul_overflow(n, d, &n))
       throw Error(ErrorCode::kResource,
                   "tensor shape " + shape_to_string(shape) + " is too large: its element count overflows");
   }
-  return n;
+  return empty ? 0 : n;
 }
 
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
-  numel_ = 1;
-  for (int64_t d : shape_) {
+  for (int64_t d : shape_)
     if (d < 0) throw Error(ErrorCode::kRuntime, "tensor shape " + shape_to_string(shape_) + " has a negative dim");
-    if (d != 0 && numel_ > std::numeric_limits<int64_t>::max() / d)
-      throw Error(ErrorCode::kResource,
-                  "tensor shape " + shape_to_string(shape_) + " is too large: its element count overflows");
-    numel_ *= d;
-  }
+  numel_ = shape_numel(shape_);
   size_t elem = dtype_size(dtype_);
   if (elem > 0 && static_cast<uint64_t>(numel_) > std::numeric_limits<size_t>::max() / elem)
     throw Error(ErrorCode::kResource, fmt::format("tensor shape {} of {} is too large: its size in bytes overflows",

@@ -74,8 +74,9 @@ void check_ops_known(const onnx::GraphProto& graph, int64_t opset) {
   }
 }
 
-// Pass 3: every input defined; nodes reordered topologically (ONNX requires
-// sorted nodes; we accept any acyclic order and report cycles clearly).
+// Pass 3: every input and graph output defined; nodes reordered
+// topologically (ONNX requires sorted nodes; we accept any acyclic order and
+// report cycles clearly).
 void check_structure_and_sort(onnx::GraphProto& graph) {
   std::set<std::string> defined;
   for (const auto& in : graph.input()) defined.insert(in.name());
@@ -89,6 +90,11 @@ void check_structure_and_sort(onnx::GraphProto& graph) {
                                                           node_label(graph.node(i), i), out));
       producer[out] = i;
     }
+  for (const auto& out : graph.output())
+    if (!defined.count(out.name()) && !producer.count(out.name()))
+      throw Error(ErrorCode::kInvalidModel,
+                  fmt::format("graph output '{}' is not a graph input, an initializer or any node's output",
+                              out.name()));
   int n = graph.node_size();
   std::vector<std::vector<int>> succ(n);
   std::vector<int> pending(n, 0);

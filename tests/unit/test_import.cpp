@@ -112,6 +112,14 @@ TEST_F(ImportTest, MissingInitializer) {
   EXPECT_THAT(e.what(), HasSubstr("add"));
 }
 
+TEST_F(ImportTest, GraphOutputNothingMakes) {
+  auto m = relu_add_model();
+  m.mutable_graph()->mutable_output(0)->set_name("nowhere");
+  Error e = load_error(save(m));
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.what(), HasSubstr("graph output 'nowhere' is not a graph input, an initializer or any node's output"));
+}
+
 TEST_F(ImportTest, Cycle) {
   auto m = relu_add_model();
   // relu reads the add's output: relu -> add -> relu.
