@@ -22,8 +22,9 @@ struct CompareOptions {
   std::vector<std::string> schedulers;  // empty: every registered scheduler
   uint64_t seed = 0;                    // for randomised schedulers
   // Run the plans for real: `warmups` untimed runs each, then `rounds`
-  // rounds in which every plan runs once (interleaved, so that a noisy
-  // period hits all alike); the median per plan is reported.
+  // rounds in which every plan runs once (interleaved, in an order rotated
+  // from round to round, so that a noisy period hits all alike); the median
+  // per plan is reported.
   bool measure = false;
   int warmups = 2;
   int rounds = 10;
@@ -59,6 +60,11 @@ struct SchedulerOutcome {
   double predicted_ms = -1;  // simulated
   Measurement measured;
   std::shared_ptr<const Plan> plan;
+  // The plan's platform: the one compared, but for `auto` the one with a
+  // device on all the cores of its CPU core groups added
+  // (platform_with_cpu_union, choose.h), as a Session gives auto.
+  std::shared_ptr<const Platform> platform;
+  std::shared_ptr<const CostModel> cost;  // the cost model it was planned and simulated with
   Trace predicted_trace, measured_trace;  // as SequentialBaseline's, when there is a plan
 };
 

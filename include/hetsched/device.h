@@ -98,8 +98,10 @@ MachineInfo describe_machine();
 // multi-core device pays for waking its threads: on 2 cores googlenet on
 // cpu:0-1 measured 19.5 ms in `compare`, 8.4 ms in `hetsched run`, and a
 // one-core device looked faster than both cores. With OMP_WAIT_POLICY=ACTIVE
-// and GOMP_SPINCOUNT=300000 libgomp spins as by default where it has a core
-// per thread, and 1000 times where it has not (10.8 ms there).
+// and GOMP_SPINCOUNT=30000 libgomp spins 30,000 times (about 0.3 ms) where
+// it has a core per thread, and 1000 times where it has not (10.8 ms
+// there). libgomp's own 300,000 (about 3 ms) kept an idle multi-core
+// device's threads spinning on cores a device sharing them used next.
 //
 // prefer_active_openmp_waits() sets those two in the environment unless
 // either is set, and returns whether it set them. They act on a process that
@@ -108,7 +110,7 @@ MachineInfo describe_machine();
 // environment again); a C++ program linking hetsched should set them where
 // it is started.
 bool prefer_active_openmp_waits();
-// "OMP_WAIT_POLICY=ACTIVE GOMP_SPINCOUNT=300000": the two as the
+// "OMP_WAIT_POLICY=ACTIVE GOMP_SPINCOUNT=30000": the two as the
 // environment held them when libgomp read it, at load ("OMP_WAIT_POLICY
 // unset GOMP_SPINCOUNT unset" when neither was set).
 std::string openmp_wait_settings();

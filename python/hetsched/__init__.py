@@ -28,7 +28,7 @@ _set_waits = (
 )
 if _set_waits:
     _os.environ["OMP_WAIT_POLICY"] = "ACTIVE"
-    _os.environ["GOMP_SPINCOUNT"] = "300000"
+    _os.environ["GOMP_SPINCOUNT"] = "30000"
 
 try:
     from ._hetsched import (  # noqa: E402, F401

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "hetsched/choose.h"
 #include "hetsched/device.h"
 #include "hetsched/error.h"
 #include "hetsched/scheduler.h"
@@ -91,7 +92,10 @@ void measure(std::vector<Runnable>& runs, const TensorMap& inputs, const Compare
     if (options.progress)
       options.progress(n_planned + round, n_planned + total, fmt::format("measuring: round {} of {}", round + 1, total));
     bool timed = round >= options.warmups;
-    for (Runnable& run : runs) {
+    for (size_t k = 0; k < runs.size(); ++k) {
+      // Rotated: each plan runs after each other one in turn, not always
+      // after the same one (whose caches and threads it would inherit).
+      Runnable& run = runs[(k + static_cast<size_t>(round)) % runs.size()];
       // Every plan records its steps' times or none does, so that the
       // (small) cost of recording hits all alike.
       RunTimeline timeline;
@@ -158,11 +162,6 @@ Comparison compare_schedulers(const Graph& graph, const Platform& platform, std:
   for (const std::string& name : names) make_scheduler(name);  // unknown names fail before any work
 
   Comparison comparison;
-  MakespanLowerBound bound = makespan_lower_bound(graph, platform, *cost);
-  comparison.lower_bound_ms = bound.us / 1e3;
-  comparison.critical_path_ms = bound.critical_path_us / 1e3;
-  comparison.capacity_ms = bound.capacity_us / 1e3;
-  comparison.combined_ms = bound.combined_us / 1e3;
 
   // Baselines: each device alone, and the union of the CPU core groups
   // (its own platform, with its own profile).
@@ -193,21 +192,44 @@ Comparison compare_schedulers(const Graph& graph, const Platform& platform, std:
     throw Error(ErrorCode::kUnsupported,
                 fmt::format("compare: no device of platform '{}' runs the whole model alone", platform.name));
 
+  // auto plans with the union device beside the core groups, as a Session
+  // gives it: serial stretches on all cores, branches on the groups.
+  auto compared = std::make_shared<const Platform>(platform);
+  std::shared_ptr<const Platform> auto_platform = compared;
+  std::shared_ptr<const CostModel> auto_cost = cost;
+  if (std::find(names.begin(), names.end(), "auto") != names.end() && !union_device.empty()) {
+    Platform wide = platform_with_cpu_union(platform);
+    if (wide.devices.size() > platform.devices.size()) {
+      auto_cost = open_cost_model(wide, db_path, nullptr);
+      auto_platform = std::make_shared<const Platform>(std::move(wide));
+    }
+  }
+  // The bound covers what any plan compared may use: with auto, the union.
+  MakespanLowerBound bound = makespan_lower_bound(graph, *auto_platform, *auto_cost);
+  comparison.lower_bound_ms = bound.us / 1e3;
+  comparison.critical_path_ms = bound.critical_path_us / 1e3;
+  comparison.capacity_ms = bound.capacity_us / 1e3;
+  comparison.combined_ms = bound.combined_us / 1e3;
+
   for (size_t i = 0; i < names.size(); ++i) {
     int n_steps = static_cast<int>(names.size()) + (options.measure ? options.warmups + options.rounds : 0);
     if (options.progress) options.progress(static_cast<int>(i), n_steps, "planning: " + names[i]);
     SchedulerOutcome outcome;
     outcome.name = names[i];
+    outcome.platform = names[i] == "auto" ? auto_platform : compared;
+    const Platform& on = *outcome.platform;
+    outcome.cost = names[i] == "auto" ? auto_cost : cost;
+    const CostModel& outcome_cost = *outcome.cost;
     ScheduleOptions schedule_options;
     schedule_options.seed = options.seed;
     try {
       auto start = Clock::now();
-      Plan plan = make_scheduler(names[i])->schedule(graph, platform, *cost, schedule_options);
+      Plan plan = make_scheduler(names[i])->schedule(graph, on, outcome_cost, schedule_options);
       outcome.plan_ms = ms_since(start);
-      validate_plan(plan, graph, platform);
+      validate_plan(plan, graph, on);
       SimOptions sim_options;
       sim_options.trace = options.keep_traces;
-      SimResult predicted = simulate(plan, graph, platform, *cost, sim_options);
+      SimResult predicted = simulate(plan, graph, on, outcome_cost, sim_options);
       outcome.predicted_ms = predicted.makespan_us / 1e3;
       if (options.keep_traces) outcome.predicted_trace = std::move(predicted.trace);
       outcome.plan = std::make_shared<const Plan>(std::move(plan));
@@ -224,7 +246,8 @@ Comparison compare_schedulers(const Graph& graph, const Platform& platform, std:
                               comparison.sequential[b].measured, comparison.sequential[b].measured_trace, options));
     for (SchedulerOutcome& outcome : comparison.schedulers)
       if (outcome.plan)
-        runs.push_back(runnable(graph, *outcome.plan, platform, cost, outcome.measured, outcome.measured_trace, options));
+        runs.push_back(runnable(graph, *outcome.plan, *outcome.platform, outcome.cost, outcome.measured,
+                                outcome.measured_trace, options));
     measure(runs, random_inputs(graph, options.seed), options, static_cast<int>(names.size()));
   }
 

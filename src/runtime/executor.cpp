@@ -114,7 +114,7 @@ struct Executor::Impl {
 
   // Real CPU devices: their pinned worker, engine and stream (created on it).
   struct CpuRuntime {
-    std::unique_ptr<CpuDevice> device;
+    std::shared_ptr<CpuDevice> device;  // CpuDevice::shared: the process's worker for these cores
     std::unique_ptr<dnnl::engine> engine;
     std::unique_ptr<dnnl::stream> stream;
   };
@@ -295,7 +295,7 @@ void Executor::Impl::setup() {
     if (!used[d] || devices[d]->kind != DeviceKind::kCpu) continue;
     DeviceSpec spec;
     spec.cores = devices[d]->cores;
-    cpu[d].device = std::make_unique<CpuDevice>(spec);
+    cpu[d].device = CpuDevice::shared(spec);
     CpuRuntime& rt = cpu[d];
     rt.device->run([&rt] {
       rt.engine = std::make_unique<dnnl::engine>(dnnl::engine::kind::cpu, 0);
@@ -723,6 +723,12 @@ void Executor::inject_fault_for_testing(FaultKind kind, int step) {
 TensorMap Executor::run(const TensorMap& inputs, RunTimeline* timeline) {
   Impl& m = *impl_;
   std::lock_guard run_lock(m.run_mutex);
+  // Other executors share these workers (CpuDevice::shared): one run at a
+  // time on them, or lanes of two runs could wait on each other.
+  std::vector<CpuDevice*> workers;
+  for (const auto& rt : m.cpu)
+    if (rt.device) workers.push_back(rt.device.get());
+  auto worker_locks = lock_exclusive(workers);
   const Graph& graph = m.graph;
 
   // Per run: graph inputs alias the caller's tensors, graph outputs are new.

@@ -8,10 +8,12 @@
 
 #include <fmt/format.h>
 
+#include "hetsched/choose.h"
 #include "hetsched/compare.h"
 #include "hetsched/device.h"
 #include "hetsched/scheduler.h"
 #include "plan/plan_builder.h"
+#include "sched/auto.h"
 #include "runtime/executor.h"
 #include "graph/onnx_export.h"
 #include "graph/onnx_import.h"
@@ -124,32 +126,39 @@ Plan session_plan(const Graph& graph, Platform& platform, const SessionOptions& 
   return scheduler->schedule(graph, platform, *cost, ScheduleOptions{});
 }
 
-// `auto` on real devices: its plan against each device alone (and one
-// device on all the cores of several CPU core groups), measured in
-// interleaved rounds; the fastest wins. Returns the note for the summary;
-// `plan` and `platform` become the winner's.
-std::string settle_auto_by_measurement(const Graph& graph, Platform& platform, std::shared_ptr<const CostModel> cost,
-                                       const SessionOptions& options, Plan& plan) {
-  CompareOptions compare;
-  compare.schedulers = {"auto"};
-  compare.measure = true;
-  compare.warmups = 1;
-  compare.rounds = 5;
-  Comparison c = compare_schedulers(graph, platform, cost, options.profile_db, compare);
-  const SchedulerOutcome& automatic = c.schedulers.front();
-  if (!automatic.plan) throw Error(ErrorCode::kUnsupported, "scheduler 'auto': " + automatic.error);
-  plan = *automatic.plan;
-  if (automatic.measured.p50_ms <= c.best_sequential_ms)
-    return fmt::format("auto: measured its plan at {:.3f} ms, {} alone at {:.3f} ms: keeping the plan",
-                       automatic.measured.p50_ms, c.best_sequential_device, c.best_sequential_ms);
-  if (platform.find_device(c.best_sequential_device) < 0) platform = make_platform(c.best_sequential_device, "");
-  std::vector<LaunchAssignment> launches;
-  int device = platform.find_device(c.best_sequential_device);
-  std::string reason = fmt::format("auto: {} alone measured fastest ({:.3f} ms against {:.3f} ms for the plan)",
-                                   c.best_sequential_device, c.best_sequential_ms, automatic.measured.p50_ms);
-  for (auto& unit : fusion_units(graph)) launches.push_back({unit, device, 0, reason});
-  plan = build_plan(graph, platform, launches, "auto");
-  return reason + ": running on it alone";
+// `auto` on real devices, measured before it is trusted (choose.h): its
+// plan and two runners-up, made on the platform with one more device on all
+// the cores of its CPU core groups (serial stretches may run wide, branches
+// on the groups), against each device of that platform alone. `plan`,
+// `platform` and `cost` become the winner's; returns the note for the
+// summary.
+std::string settle_auto_by_measurement(const Graph& graph, Platform& platform, std::shared_ptr<const CostModel>& cost,
+                                       const SessionOptions& options, Plan& plan, std::vector<std::string>* warnings) {
+  auto wide = std::make_shared<const Platform>(platform_with_cpu_union(platform));
+  Platform calibrated = *wide;
+  cost = open_cost_model(calibrated, options.profile_db, warnings);
+  wide = std::make_shared<const Platform>(std::move(calibrated));
+  std::vector<PlanCandidate> candidates;
+  std::vector<Plan> plans = auto_plans(graph, *wide, *cost, ScheduleOptions{}, 3);
+  for (size_t i = 0; i < plans.size(); ++i)
+    candidates.push_back({i == 0 ? "auto's plan" : fmt::format("auto's runner-up {}", i),
+                          std::make_shared<const Plan>(std::move(plans[i])), wide, cost, false});
+  for (const PlatformDevice& device : wide->devices) {
+    if (!device.supports_all_unpinned(graph)) continue;
+    std::vector<LaunchAssignment> launches;
+    int d = wide->find_device(device.name);
+    for (auto& unit : fusion_units(graph)) launches.push_back({unit, d, 0, device.name + " alone"});
+    candidates.push_back({device.name + " alone", std::make_shared<const Plan>(build_plan(graph, *wide, launches, "auto")),
+                          wide, cost, true});
+  }
+  MeasuredChoice choice = choose_by_measurement(graph, candidates, random_inputs(graph, 0));
+  Plan chosen = *candidates[choice.chosen].plan;
+  if (candidates[choice.chosen].one_device)
+    for (Placement& placement : chosen.placement) placement.reason = "auto: " + choice.reason;
+  chosen.notes.push_back("auto: " + choice.reason);
+  plan = std::move(chosen);
+  platform = *wide;
+  return "auto: " + choice.reason;
 }
 
 }  // namespace
@@ -179,8 +188,7 @@ Session::Session(Graph graph, const SessionOptions& options)
                       !b.platform.has_emulated();
   if (measure_auto) {
     if (std::string warning = openmp_waits_warning(b.platform); !warning.empty()) b.warnings.push_back(warning);
-    cost = open_cost_model(b.platform, options.profile_db, &b.warnings);
-    b.choice = settle_auto_by_measurement(*graph_, b.platform, cost, options, plan);
+    b.choice = settle_auto_by_measurement(*graph_, b.platform, cost, options, plan, &b.warnings);
   } else {
     plan = session_plan(*graph_, b.platform, options, cost, &b.warnings);
   }

@@ -66,6 +66,7 @@
 #include "hetsched/error.h"
 #include "hetsched/scheduler.h"
 #include "plan/plan_builder.h"
+#include "sched/auto.h"
 #include "sched/branches.h"
 #include "sim/simulator.h"
 
@@ -1051,126 +1052,165 @@ bool prefer(const LocalSearch& a, const LocalSearch& b, double ceiling_us) {
   return a.best_us() < b.best_us();
 }
 
+// A candidate's placement as text: what tells two candidates apart.
+std::string placement_key(const std::vector<LaunchAssignment>& launches) {
+  std::string key;
+  for (const LaunchAssignment& a : launches) key += fmt::format("{}.{}:{};", a.device, a.stream, fmt::join(a.nodes, ","));
+  return key;
+}
+
+bool on_several_devices(const std::vector<LaunchAssignment>& launches) {
+  return std::any_of(launches.begin(), launches.end(),
+                     [&](const LaunchAssignment& a) { return a.device != launches.front().device; });
+}
+
+}  // namespace
+
+std::vector<Plan> auto_plans(const Graph& graph, const Platform& platform, const CostModel& given_cost,
+                             const ScheduleOptions& options, size_t n_plans) {
+  // Every candidate and every step of the search asks about the same
+  // launches again.
+  std::unique_ptr<CostModel> memo = make_memoizing_cost_model(given_cost);
+  const CostModel& cost = *memo;
+  for (const auto& [key, value] : options.params)
+    if (!kKnownParams.count(key))
+      throw Error(ErrorCode::kUsage, fmt::format("scheduler 'auto': unknown parameter '{}' (known: budget_ms, "
+                                                 "coarsen, max_evals, schedulers)",
+                                                 key));
+  int max_evals = int_param(options, "max_evals", 4000, 0);
+  int budget_ms = int_param(options, "budget_ms", 700, 0);
+  bool coarse_candidates = true;
+  if (auto it = options.params.find("coarsen"); it != options.params.end()) {
+    if (it->second != "on" && it->second != "off")
+      throw Error(ErrorCode::kUsage,
+                  fmt::format("scheduler 'auto': parameter coarsen='{}': expected on or off", it->second));
+    coarse_candidates = it->second == "on";
+  }
+  std::vector<std::string> names = candidate_schedulers(options);
+
+  std::vector<Candidate> candidates;
+  std::vector<std::string> failures;
+  auto consider = [&](const std::string& label, const std::string& scheduler, const ScheduleOptions& o) {
+    try {
+      Plan plan = make_scheduler(scheduler)->schedule(graph, platform, cost, o);
+      double makespan = simulate(plan, graph, platform, cost).makespan_us;
+      candidates.push_back({label, makespan, plan_launches(plan, graph, platform)});
+    } catch (const Error& e) {
+      failures.push_back(fmt::format("{}: {}", label, e.what()));
+    }
+  };
+  for (const PlatformDevice& device : platform.devices) {
+    if (!device.supports_all_unpinned(graph)) continue;
+    ScheduleOptions on_device;
+    on_device.params["device"] = device.name;
+    consider("sequential on " + device.name, "sequential", on_device);
+  }
+  for (const std::string& name : names) {
+    if (name == "sequential") continue;  // done per device above
+    ScheduleOptions o;
+    o.seed = options.seed;
+    consider(name, name, o);
+  }
+  if (candidates.empty())
+    throw Error(ErrorCode::kUnsupported, fmt::format("scheduler 'auto': no scheduler made a plan ({})",
+                                                     failures.empty() ? "none ran" : failures.front()));
+  // The coarse candidates count against the search's wall-clock budget:
+  // they are the first steps of the same search.
+  auto search_start = std::chrono::steady_clock::now();
+  size_t n_plain = candidates.size();
+  if (coarse_candidates) add_coarse_candidates(graph, platform, cost, candidates);
+  add_wide_candidates(graph, platform, cost, candidates);
+  auto elapsed_ms = [&] {
+    return static_cast<int>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - search_start)
+            .count());
+  };
+  auto faster = [](const Candidate& a, const Candidate& b) { return a.makespan_us < b.makespan_us; };
+  auto best_plain = std::min_element(candidates.begin(), candidates.begin() + static_cast<long>(n_plain), faster);
+  auto best_coarse = std::min_element(candidates.begin() + static_cast<long>(n_plain), candidates.end(), faster);
+
+  // The search starts from the best plan, and then from the best of the
+  // other kind (plain or coarse), each with half the budget (the second
+  // with what the first left): a coarse start is faster at first but can
+  // lead to a poorer local optimum than the plain one (on small random
+  // DAGs, 4.6% above optimal instead of at it), and the reverse holds on an
+  // accelerator with on-chip memory. The better result wins (prefer()).
+  std::vector<const Candidate*> starts{&*best_plain};
+  if (best_coarse != candidates.end()) {
+    if (faster(*best_coarse, *best_plain)) starts.insert(starts.begin(), &*best_coarse);
+    else starts.push_back(&*best_coarse);
+  }
+  std::unique_ptr<LocalSearch> search;
+  const Candidate* best = nullptr;
+  int evals_used = 0;
+  std::string fewer_devices_kept;
+  for (size_t s = 0; s < starts.size(); ++s) {
+    size_t left = starts.size() - s;
+    int evals = (max_evals - evals_used) / static_cast<int>(left);
+    int ms = std::max(0, budget_ms - elapsed_ms()) / static_cast<int>(left);
+    auto tried = std::make_unique<LocalSearch>(graph, platform, cost, starts[s]->launches, evals, ms);
+    tried->run(kMinDeviceGain);
+    evals_used += tried->evals();
+    bool keep = !search || prefer(*tried, *search, starts.front()->makespan_us);
+    if (search) {
+      const LocalSearch& kept = keep ? *tried : *search;
+      const LocalSearch& other = keep ? *search : *tried;
+      if (kept.best_us() > other.best_us())
+        fewer_devices_kept = fmt::format(
+            "auto: kept the search from {}'s plan ({:.3f} ms on {} devices) over the one from {}'s ({:.3f} ms on "
+            "{}): less than {:.0f}% faster on more devices",
+            (keep ? starts[s] : best)->name, kept.best_us() / 1e3, kept.n_devices_used(),
+            (keep ? best : starts[s])->name, other.best_us() / 1e3, other.n_devices_used(), 100 * kMinDeviceGain);
+    }
+    if (keep) search = std::move(tried), best = starts[s];
+  }
+  std::vector<LaunchAssignment> launches = search->result();
+  std::vector<std::string> changes = search->changes();
+  for (size_t i = 0; i < launches.size(); ++i)
+    launches[i].reason = !changes[i].empty() ? changes[i]
+                                             : fmt::format("auto: as {} placed it ({:.3f} ms, the best of {} plans): {}",
+                                                           best->name, best->makespan_us / 1e3, candidates.size(),
+                                                           launches[i].reason);
+  Plan plan = build_plan(graph, platform, launches, "auto");
+  plan.predicted_ms = search->best_us() / 1e3;
+
+  std::vector<std::string> tried;
+  for (const Candidate& c : candidates) tried.push_back(fmt::format("{} {:.3f} ms", c.name, c.makespan_us / 1e3));
+  plan.notes.push_back(fmt::format("auto: simulated {}", fmt::join(tried, ", ")));
+  for (const std::string& f : failures) plan.notes.push_back("auto: no plan from " + f);
+  plan.notes.push_back(fmt::format("auto: local search from {}'s plan: {} of {} changes kept, {:.3f} -> {:.3f} ms{}",
+                                   best->name, search->accepted(), search->evals() - 1, search->start_us() / 1e3,
+                                   search->best_us() / 1e3, search->budget_reached() ? " (budget reached)" : ""));
+  plan.notes.insert(plan.notes.end(), search->notes().begin(), search->notes().end());
+  if (!fewer_devices_kept.empty()) plan.notes.push_back(fewer_devices_kept);
+
+  // The runners-up: the fastest other candidates on several devices.
+  std::vector<Plan> plans{std::move(plan)};
+  std::set<std::string> seen{placement_key(launches)};
+  std::vector<const Candidate*> order;
+  for (const Candidate& c : candidates) order.push_back(&c);
+  std::stable_sort(order.begin(), order.end(), [](const Candidate* a, const Candidate* b) { return a->makespan_us < b->makespan_us; });
+  for (const Candidate* c : order) {
+    if (plans.size() >= n_plans) break;
+    if (!on_several_devices(c->launches) || !seen.insert(placement_key(c->launches)).second) continue;
+    std::vector<LaunchAssignment> runner_up = c->launches;
+    for (LaunchAssignment& a : runner_up)
+      a.reason = fmt::format("auto: runner-up, as {} placed it ({:.3f} ms): {}", c->name, c->makespan_us / 1e3, a.reason);
+    Plan alternative = build_plan(graph, platform, runner_up, "auto");
+    alternative.predicted_ms = c->makespan_us / 1e3;
+    alternative.notes.push_back(fmt::format("auto: the runner-up {} ({:.3f} ms simulated)", c->name, c->makespan_us / 1e3));
+    plans.push_back(std::move(alternative));
+  }
+  return plans;
+}
+
+namespace {
+
 class AutoScheduler : public Scheduler {
  public:
-  Plan schedule(const Graph& graph, const Platform& platform, const CostModel& given_cost,
+  Plan schedule(const Graph& graph, const Platform& platform, const CostModel& cost,
                 const ScheduleOptions& options) const override {
-    // Every candidate and every step of the search asks about the same
-    // launches again.
-    std::unique_ptr<CostModel> memo = make_memoizing_cost_model(given_cost);
-    const CostModel& cost = *memo;
-    for (const auto& [key, value] : options.params)
-      if (!kKnownParams.count(key))
-        throw Error(ErrorCode::kUsage, fmt::format("scheduler 'auto': unknown parameter '{}' (known: budget_ms, "
-                                                   "coarsen, max_evals, schedulers)",
-                                                   key));
-    int max_evals = int_param(options, "max_evals", 4000, 0);
-    int budget_ms = int_param(options, "budget_ms", 700, 0);
-    bool coarse_candidates = true;
-    if (auto it = options.params.find("coarsen"); it != options.params.end()) {
-      if (it->second != "on" && it->second != "off")
-        throw Error(ErrorCode::kUsage,
-                    fmt::format("scheduler 'auto': parameter coarsen='{}': expected on or off", it->second));
-      coarse_candidates = it->second == "on";
-    }
-    std::vector<std::string> names = candidate_schedulers(options);
-
-    std::vector<Candidate> candidates;
-    std::vector<std::string> failures;
-    auto consider = [&](const std::string& label, const std::string& scheduler, const ScheduleOptions& o) {
-      try {
-        Plan plan = make_scheduler(scheduler)->schedule(graph, platform, cost, o);
-        double makespan = simulate(plan, graph, platform, cost).makespan_us;
-        candidates.push_back({label, makespan, plan_launches(plan, graph, platform)});
-      } catch (const Error& e) {
-        failures.push_back(fmt::format("{}: {}", label, e.what()));
-      }
-    };
-    for (const PlatformDevice& device : platform.devices) {
-      if (!device.supports_all_unpinned(graph)) continue;
-      ScheduleOptions on_device;
-      on_device.params["device"] = device.name;
-      consider("sequential on " + device.name, "sequential", on_device);
-    }
-    for (const std::string& name : names) {
-      if (name == "sequential") continue;  // done per device above
-      ScheduleOptions o;
-      o.seed = options.seed;
-      consider(name, name, o);
-    }
-    if (candidates.empty())
-      throw Error(ErrorCode::kUnsupported, fmt::format("scheduler 'auto': no scheduler made a plan ({})",
-                                                       failures.empty() ? "none ran" : failures.front()));
-    // The coarse candidates count against the search's wall-clock budget:
-    // they are the first steps of the same search.
-    auto search_start = std::chrono::steady_clock::now();
-    size_t n_plain = candidates.size();
-    if (coarse_candidates) add_coarse_candidates(graph, platform, cost, candidates);
-    add_wide_candidates(graph, platform, cost, candidates);
-    auto elapsed_ms = [&] {
-      return static_cast<int>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - search_start)
-              .count());
-    };
-    auto faster = [](const Candidate& a, const Candidate& b) { return a.makespan_us < b.makespan_us; };
-    auto best_plain = std::min_element(candidates.begin(), candidates.begin() + static_cast<long>(n_plain), faster);
-    auto best_coarse = std::min_element(candidates.begin() + static_cast<long>(n_plain), candidates.end(), faster);
-
-    // The search starts from the best plan, and then from the best of the
-    // other kind (plain or coarse), each with half the budget (the second
-    // with what the first left): a coarse start is faster at first but can
-    // lead to a poorer local optimum than the plain one (on small random
-    // DAGs, 4.6% above optimal instead of at it), and the reverse holds on an
-    // accelerator with on-chip memory. The better result wins (prefer()).
-    std::vector<const Candidate*> starts{&*best_plain};
-    if (best_coarse != candidates.end()) {
-      if (faster(*best_coarse, *best_plain)) starts.insert(starts.begin(), &*best_coarse);
-      else starts.push_back(&*best_coarse);
-    }
-    std::unique_ptr<LocalSearch> search;
-    const Candidate* best = nullptr;
-    int evals_used = 0;
-    std::string fewer_devices_kept;
-    for (size_t s = 0; s < starts.size(); ++s) {
-      size_t left = starts.size() - s;
-      int evals = (max_evals - evals_used) / static_cast<int>(left);
-      int ms = std::max(0, budget_ms - elapsed_ms()) / static_cast<int>(left);
-      auto tried = std::make_unique<LocalSearch>(graph, platform, cost, starts[s]->launches, evals, ms);
-      tried->run(kMinDeviceGain);
-      evals_used += tried->evals();
-      bool keep = !search || prefer(*tried, *search, starts.front()->makespan_us);
-      if (search) {
-        const LocalSearch& kept = keep ? *tried : *search;
-        const LocalSearch& other = keep ? *search : *tried;
-        if (kept.best_us() > other.best_us())
-          fewer_devices_kept = fmt::format(
-              "auto: kept the search from {}'s plan ({:.3f} ms on {} devices) over the one from {}'s ({:.3f} ms on "
-              "{}): less than {:.0f}% faster on more devices",
-              (keep ? starts[s] : best)->name, kept.best_us() / 1e3, kept.n_devices_used(),
-              (keep ? best : starts[s])->name, other.best_us() / 1e3, other.n_devices_used(), 100 * kMinDeviceGain);
-      }
-      if (keep) search = std::move(tried), best = starts[s];
-    }
-    std::vector<LaunchAssignment> launches = search->result();
-    std::vector<std::string> changes = search->changes();
-    for (size_t i = 0; i < launches.size(); ++i)
-      launches[i].reason = !changes[i].empty() ? changes[i]
-                                               : fmt::format("auto: as {} placed it ({:.3f} ms, the best of {} plans): {}",
-                                                             best->name, best->makespan_us / 1e3, candidates.size(),
-                                                             launches[i].reason);
-    Plan plan = build_plan(graph, platform, launches, "auto");
-    plan.predicted_ms = search->best_us() / 1e3;
-
-    std::vector<std::string> tried;
-    for (const Candidate& c : candidates) tried.push_back(fmt::format("{} {:.3f} ms", c.name, c.makespan_us / 1e3));
-    plan.notes.push_back(fmt::format("auto: simulated {}", fmt::join(tried, ", ")));
-    for (const std::string& f : failures) plan.notes.push_back("auto: no plan from " + f);
-    plan.notes.push_back(fmt::format("auto: local search from {}'s plan: {} of {} changes kept, {:.3f} -> {:.3f} ms{}",
-                                     best->name, search->accepted(), search->evals() - 1, search->start_us() / 1e3,
-                                     search->best_us() / 1e3, search->budget_reached() ? " (budget reached)" : ""));
-    plan.notes.insert(plan.notes.end(), search->notes().begin(), search->notes().end());
-    if (!fewer_devices_kept.empty()) plan.notes.push_back(fewer_devices_kept);
-    return plan;
+    return std::move(auto_plans(graph, platform, cost, options, 1).front());
   }
 };
 

@@ -339,6 +339,24 @@ TEST(CpuDeviceTest, DestructorRunsWhatIsQueued) {
   EXPECT_EQ(ran.load(), 50);
 }
 
+TEST(CpuDeviceTest, ExecutorsShareOneWorkerPerCoreSet) {
+  auto cores = usable();
+  std::shared_ptr<CpuDevice> a = CpuDevice::shared(cpu_spec({cores[0]}));
+  EXPECT_EQ(CpuDevice::shared(cpu_spec({cores[0]})), a);
+  std::thread::id worker;
+  a->run([&] { worker = std::this_thread::get_id(); });
+  std::thread::id again;
+  CpuDevice::shared(cpu_spec({cores[0]}))->run([&] { again = std::this_thread::get_id(); });
+  EXPECT_EQ(again, worker);
+  if (cores.size() >= 2) {
+    EXPECT_NE(CpuDevice::shared(cpu_spec({cores[1]})), a);
+    EXPECT_EQ(CpuDevice::shared(cpu_spec({cores[1], cores[0]})), CpuDevice::shared(cpu_spec({cores[0], cores[1]})));
+  }
+  std::weak_ptr<CpuDevice> released = a;
+  a.reset();
+  EXPECT_TRUE(released.expired()) << "the worker lives only while someone holds it";
+}
+
 TEST(CpuDeviceTest, EmptyDeviceIsRefused) {
   try {
     CpuDevice device(cpu_spec({}));
@@ -475,8 +493,8 @@ TEST(DeviceCliTest, TheCliStartsLibgompWithActiveWaitsUnlessTheUserChose) {
   EXPECT_EQ(chosen_by_hetsched.exit_code, 0) << chosen_by_hetsched.output;
   std::string taken = chosen_by_hetsched.output.substr(chosen_by_hetsched.output.rfind("OPENMP DISPLAY ENVIRONMENT BEGIN"));
   EXPECT_THAT(taken, HasSubstr("OMP_WAIT_POLICY = 'ACTIVE'"));
-  EXPECT_THAT(taken, HasSubstr("GOMP_SPINCOUNT = '300000'"));
-  EXPECT_THAT(chosen_by_hetsched.output, HasSubstr("OpenMP waits: OMP_WAIT_POLICY=ACTIVE GOMP_SPINCOUNT=300000\n"));
+  EXPECT_THAT(taken, HasSubstr("GOMP_SPINCOUNT = '30000'"));
+  EXPECT_THAT(chosen_by_hetsched.output, HasSubstr("OpenMP waits: OMP_WAIT_POLICY=ACTIVE GOMP_SPINCOUNT=30000\n"));
   EXPECT_THAT(devices("OMP_WAIT_POLICY=passive").output,
               HasSubstr("OpenMP waits: OMP_WAIT_POLICY=passive GOMP_SPINCOUNT unset\n"));
   EXPECT_THAT(devices("GOMP_SPINCOUNT=5").output, HasSubstr("OpenMP waits: OMP_WAIT_POLICY unset GOMP_SPINCOUNT=5\n"));

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -82,6 +83,37 @@ TEST_F(ExecutorTest, RandomPlansOnTwoCpuDevicesMatchSequentialOnEveryZooModel) {
       expect_same_outputs(executor.run(inputs), want, what + " (second run)");
     }
   }
+}
+
+// Executors share one worker per core set (CpuDevice::shared). Two runs on
+// the same workers at once, each with lanes waiting on the other's device,
+// must neither deadlock nor mix their values: each run holds its workers
+// (lock_exclusive) while it runs.
+TEST_F(ExecutorTest, ConcurrentRunsOnSharedWorkersMatchSequential) {
+  std::string spec = two_cpu_spec();
+  if (spec.empty()) GTEST_SKIP() << "needs 2 usable cores";
+  Platform platform = make_platform(spec, "");
+  auto cost = open_cost_model(platform, db_path_, nullptr);
+  Graph graph = load_test_model("googlenet");
+  TensorMap inputs = random_inputs(graph, 5);
+  TensorMap want = sequential_outputs(graph, platform, inputs);
+  std::vector<std::unique_ptr<Executor>> executors;
+  for (uint64_t seed : {1, 2, 3}) {
+    ScheduleOptions options;
+    options.seed = seed;
+    executors.push_back(
+        std::make_unique<Executor>(graph, make_scheduler("random")->schedule(graph, platform, *cost, options), platform, cost));
+  }
+  std::vector<std::vector<TensorMap>> got(executors.size());
+  std::vector<std::thread> threads;
+  for (size_t e = 0; e < executors.size(); ++e)
+    threads.emplace_back([&, e] {
+      for (int run = 0; run < 5; ++run) got[e].push_back(executors[e]->run(inputs));
+    });
+  for (auto& t : threads) t.join();
+  for (size_t e = 0; e < executors.size(); ++e)
+    for (size_t run = 0; run < got[e].size(); ++run)
+      expect_same_outputs(got[e][run], want, fmt::format("executor {} run {}", e, run));
 }
 
 TEST_F(ExecutorTest, RandomPlansWithEmulatedDevicesMatchSequential) {

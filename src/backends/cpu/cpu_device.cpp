@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -48,6 +49,26 @@ CpuDevice::CpuDevice(DeviceSpec spec) : spec_(std::move(spec)) {
     throw Error(ErrorCode::kRuntime,
                 fmt::format("device '{}': cannot pin its thread to these cores: {}", spec_.name(), std::strerror(rc)));
   }
+}
+
+std::shared_ptr<CpuDevice> CpuDevice::shared(const DeviceSpec& spec) {
+  static std::mutex mutex;
+  static std::map<std::vector<int>, std::weak_ptr<CpuDevice>> workers;
+  std::vector<int> cores = spec.cores;
+  std::sort(cores.begin(), cores.end());
+  std::lock_guard lock(mutex);
+  if (auto device = workers[cores].lock()) return device;
+  auto device = std::make_shared<CpuDevice>(spec);
+  workers[cores] = device;
+  return device;
+}
+
+std::vector<std::unique_lock<std::mutex>> lock_exclusive(std::vector<CpuDevice*> devices) {
+  std::sort(devices.begin(), devices.end());
+  devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+  std::vector<std::unique_lock<std::mutex>> locks;
+  for (CpuDevice* device : devices) locks.emplace_back(device->exclusive());
+  return locks;
 }
 
 CpuDevice::~CpuDevice() {

@@ -13,12 +13,25 @@
 //     (submit); the worker stays usable.
 //   - The worker sleeps on a condition variable when idle (no busy-waiting).
 //   - The destructor runs what is queued, then joins the thread.
+//   - shared(): executors take their devices from one process-wide set, one
+//     worker (and one OpenMP team) per core set. Every executor built its
+//     own before: with a dozen plans measured side by side (compare, demo,
+//     auto's measured choice), libgomp then manages more team threads than
+//     there are cores and lets them spin only 1000 times before sleeping, so
+//     every kernel of a multi-core device waited for its team to wake
+//     (googlenet on cpu:0-1: 20 ms instead of 10 in such a compare).
+//   - exclusive(): a run that spreads over several devices holds the mutex of
+//     each (in address order, see lock_exclusive) while it runs. A lane
+//     occupies its worker while it waits for another lane's event; two runs
+//     on the same workers at once could each hold a worker the other waits
+//     for.
 #pragma once
 
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -40,6 +53,9 @@ class CpuDevice {
  public:
   explicit CpuDevice(DeviceSpec spec);
   ~CpuDevice();
+  // The process's worker for spec's core set: made at the first call, kept
+  // while anyone holds it. Devices with the same cores are the same worker.
+  static std::shared_ptr<CpuDevice> shared(const DeviceSpec& spec);
   CpuDevice(const CpuDevice&) = delete;
   CpuDevice& operator=(const CpuDevice&) = delete;
 
@@ -51,6 +67,10 @@ class CpuDevice {
   // Queues fn; the future becomes ready when it has run.
   std::future<void> submit(std::function<void()> fn);
 
+  // Held by whoever runs work on this device that waits on other devices
+  // (an executor's run); see lock_exclusive.
+  std::mutex& exclusive() { return exclusive_; }
+
  private:
   void worker_loop();
 
@@ -60,6 +80,11 @@ class CpuDevice {
   std::deque<std::packaged_task<void()>> queue_;
   bool stopping_ = false;
   std::thread worker_;
+  std::mutex exclusive_;
 };
+
+// Locks the exclusive() mutex of each device, in one global order (by
+// address), so that runs needing overlapping sets of devices never deadlock.
+std::vector<std::unique_lock<std::mutex>> lock_exclusive(std::vector<CpuDevice*> devices);
 
 }  // namespace hetsched

@@ -1,0 +1,76 @@
+// Choosing a plan by measurement: the one place where the engine runs its
+// candidate plans for real and keeps the fastest, so that it never keeps a
+// plan measured slower than a device alone. A Session running `auto` on real
+// devices and `hetsched demo` call it.
+//
+//   std::vector<PlanCandidate> candidates = ...;  // plans, and devices alone
+//   MeasuredChoice choice = choose_by_measurement(graph, candidates, inputs);
+//   const PlanCandidate& winner = candidates[choice.chosen];
+//
+// How it measures: every candidate gets its own executor and `warmups`
+// untimed runs; then rounds in which each runs once, in an order rotated
+// from round to round (a plan is not always the one that runs after the
+// same other plan, with its caches and OpenMP threads as that one left
+// them). A noisy period hits all alike.
+//
+// How it decides: the fastest candidate on one device (median) is the
+// baseline. The fastest multi-device candidate replaces it only when it is
+// at least `min_gain` faster by the median of the per-round ratios (each
+// round's two times were taken seconds apart at most) AND faster in at
+// least two rounds of three; a plan within the noise of the baseline loses
+// to it: one device needs no copies, events or extra threads. Where the
+// ratio is within `undecided` of the threshold after `rounds` rounds, more
+// rounds run, up to `max_rounds`.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hetsched/compare.h"
+#include "hetsched/cost_model.h"
+#include "hetsched/graph.h"
+#include "hetsched/plan.h"
+#include "hetsched/platform.h"
+#include "hetsched/session.h"
+
+namespace hetsched {
+
+struct PlanCandidate {
+  std::string name;  // what the reason names: "auto", "cpu:0-1 alone"
+  std::shared_ptr<const Plan> plan;
+  std::shared_ptr<const Platform> platform;  // the plan's platform
+  std::shared_ptr<const CostModel> cost;     // its cost model (the executor's emulated devices read it)
+  bool one_device = false;                   // a device alone: the baseline the others must beat
+};
+
+struct ChoiceOptions {
+  int warmups = 2;
+  int rounds = 9;
+  int max_rounds = 27;
+  double min_gain = 0.01;   // fraction of the baseline's time
+  double undecided = 0.03;  // see the header
+};
+
+struct MeasuredChoice {
+  size_t chosen = 0;                   // index into the candidates
+  std::vector<Measurement> measured;   // per candidate: p50, min, max over the rounds
+  int rounds = 0;                      // rounds run
+  double ratio = 1;                    // median per-round time of the best plan over the baseline's
+  std::string reason;                  // one line: what was measured and why the winner won
+};
+
+// At least one candidate must be one_device. Inputs: every graph input
+// (random_inputs).
+MeasuredChoice choose_by_measurement(const Graph& graph, const std::vector<PlanCandidate>& candidates,
+                                     const TensorMap& inputs, const ChoiceOptions& options = {});
+
+// The platform with one more device on every core of its CPU core groups
+// (cpu_union_device, compare.h), so that plans may run serial stretches on
+// all cores and branches on the groups: cpu:0,cpu:1 -> cpu:0,cpu:1,cpu:0-1.
+// The platform itself when there is no such union, or when it holds devices
+// other than real CPU core groups.
+Platform platform_with_cpu_union(const Platform& platform);
+
+}  // namespace hetsched

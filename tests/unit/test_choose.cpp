@@ -1,0 +1,115 @@
+// Choosing a plan by measurement (hetsched/choose.h): on emulated devices,
+// whose steps are held to their modeled times, so that which candidate is
+// faster is known in advance.
+#include <memory>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "graph_test_util.h"
+#include "hetsched/choose.h"
+#include "hetsched/device.h"
+#include "hetsched/error.h"
+#include "plan/plan_builder.h"
+
+namespace hetsched {
+namespace {
+
+PlatformDevice emulated(const std::string& name, double gbps) {
+  PlatformDevice d;
+  d.name = "emu:" + name;
+  d.kind = DeviceKind::kEmulated;
+  d.model_kind = "cpu";
+  d.peak_gflops = 1000;
+  d.bandwidth_gbps = gbps;  // Relu is memory-bound: its time is its bytes / this
+  d.launch_overhead_us = 1;
+  d.signature = "test-" + name;
+  return d;
+}
+
+struct Fixture {
+  Graph graph = testing::relu_chain(3, 1 << 16);  // 512 KiB through each Relu
+  std::shared_ptr<const Platform> platform;
+  std::shared_ptr<const CostModel> cost;
+
+  Fixture() {
+    Platform p;
+    p.name = "two";
+    p.devices = {emulated("fast", 1), emulated("slow", 0.25)};  // about 0.5 ms and 2 ms per Relu
+    platform = std::make_shared<const Platform>(p);
+    cost = make_roofline_cost_model(*platform);
+  }
+
+  PlanCandidate on(const std::string& device, bool one_device) const {
+    std::vector<LaunchAssignment> launches;
+    for (auto& unit : fusion_units(graph)) launches.push_back({unit, platform->find_device(device), 0, "test"});
+    return {device, std::make_shared<const Plan>(build_plan(graph, *platform, launches, "test")), platform, cost,
+            one_device};
+  }
+};
+
+ChoiceOptions quick() {
+  ChoiceOptions o;
+  o.warmups = 1;
+  o.rounds = 3;
+  o.max_rounds = 9;
+  return o;
+}
+
+TEST(ChooseByMeasurement, KeepsAPlanClearlyFasterThanTheBestDeviceAlone) {
+  Fixture f;
+  std::vector<PlanCandidate> candidates{f.on("emu:fast", false), f.on("emu:slow", true)};
+  MeasuredChoice choice = choose_by_measurement(f.graph, candidates, random_inputs(f.graph, 1), quick());
+  EXPECT_EQ(choice.chosen, 0u) << choice.reason;
+  EXPECT_LT(choice.ratio, 0.5) << choice.reason;
+  EXPECT_NE(choice.reason.find("keeping emu:fast"), std::string::npos) << choice.reason;
+  ASSERT_EQ(choice.measured.size(), 2u);
+  EXPECT_LT(choice.measured[0].p50_ms, choice.measured[1].p50_ms);
+}
+
+TEST(ChooseByMeasurement, RunsTheDeviceAloneWhenThePlanIsSlower) {
+  Fixture f;
+  std::vector<PlanCandidate> candidates{f.on("emu:slow", false), f.on("emu:fast", true)};
+  MeasuredChoice choice = choose_by_measurement(f.graph, candidates, random_inputs(f.graph, 1), quick());
+  EXPECT_EQ(choice.chosen, 1u) << choice.reason;
+  EXPECT_NE(choice.reason.find("running emu:fast"), std::string::npos) << choice.reason;
+}
+
+// A plan that only ties with the device alone (the same work on the same
+// device) is not kept: it must be faster by min_gain; the undecided ratio
+// also makes it measure more rounds.
+TEST(ChooseByMeasurement, APlanWithinTheNoiseLosesToTheDeviceAlone) {
+  Fixture f;
+  std::vector<PlanCandidate> candidates{f.on("emu:fast", false), f.on("emu:fast", true)};
+  MeasuredChoice choice = choose_by_measurement(f.graph, candidates, random_inputs(f.graph, 1), quick());
+  EXPECT_EQ(choice.chosen, 1u) << choice.reason;
+  EXPECT_GT(choice.rounds, quick().rounds) << choice.reason;
+}
+
+TEST(ChooseByMeasurement, NeedsADeviceAloneAmongTheCandidates) {
+  Fixture f;
+  std::vector<PlanCandidate> candidates{f.on("emu:fast", false)};
+  try {
+    choose_by_measurement(f.graph, candidates, random_inputs(f.graph, 1), quick());
+    ADD_FAILURE() << "chose without a baseline";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUsage);
+  }
+}
+
+TEST(PlatformWithCpuUnion, AddsOneDeviceOnAllTheCoresOfTheGroups) {
+  auto cores = describe_machine().usable_cores;
+  if (cores.size() < 2) GTEST_SKIP() << "needs two cores";
+  Platform narrow = make_platform(fmt::format("cpu:{},cpu:{}", cores[0], cores[1]), "");
+  Platform wide = platform_with_cpu_union(narrow);
+  ASSERT_EQ(wide.devices.size(), 3u);
+  int all = wide.find_device(cpu_union_device(narrow));
+  ASSERT_GE(all, 0);
+  EXPECT_TRUE(wide.overlapping(all, wide.find_device(narrow.devices[0].name)));
+  // Nothing to add: one group, or the union already there.
+  EXPECT_EQ(platform_with_cpu_union(wide).devices.size(), 3u);
+  EXPECT_EQ(platform_with_cpu_union(make_platform(narrow.devices[0].name, "")).devices.size(), 1u);
+}
+
+}  // namespace
+}  // namespace hetsched
