@@ -51,6 +51,13 @@ bench-schedulers: build
 bench-auto-search: build
 	/usr/bin/python3 bench/auto_search.py --hetsched $(BUILD_DIR)/hetsched
 
+# auto on real cores (cpu:0,cpu:1 plus their union) against the best single
+# device, interleaved rounds (minutes; see bench/README.md). Results in
+# bench/results/auto_vs_single.csv.
+.PHONY: bench-auto
+bench-auto: build
+	/usr/bin/python3 bench/auto_vs_single.py --hetsched $(BUILD_DIR)/hetsched
+
 .PHONY: bench-cuda
 bench-cuda: build
 	/usr/bin/python3 bench/cuda.py --hetsched $(BUILD_DIR)/hetsched
