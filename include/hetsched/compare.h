@@ -76,6 +76,11 @@ struct Comparison {
   std::string best_sequential_device;
   double best_sequential_ms = 0;
   std::vector<SchedulerOutcome> schedulers;
+  // Real devices alone measured more than 20% off their prediction
+  // (prediction_drift_notes): their profile entries for this graph's launch
+  // units were marked stale in the database, so that the next profile
+  // measures them again instead of every later plan trusting them.
+  std::vector<std::string> marked_stale;
 };
 
 // One device on every core of the platform's CPU core groups ("cpu:0-1"),

@@ -17,6 +17,12 @@ struct ProfileOptions {
   int warmups = 3;
   int repeats = 10;
   bool force = false;  // re-measure what the database already holds
+  // Other processes on the cores: a timed run during which the profiler's
+  // threads waited for a core at least this share of their time (Linux's run
+  // delay) is repeated, and an entry stored with such a share is measured
+  // again by the next profile (ProfileReport::Device). 1 keeps every run
+  // and every entry: for a machine that is never quiet.
+  double max_wait = 0.05;
   // Extra launch units to measure (e.g. subgraphs a partitioner proposes).
   std::vector<std::vector<NodeId>> extra_units;
   // Called as work proceeds (done, total, what); the CLI draws a bar with ETA.
@@ -32,11 +38,36 @@ struct ProfileReport {
     int n_corun_reused = 0;    // fusion units' co-run times already in the database
     bool skipped = false;  // emulated: its costs come from the platform file
     double seconds = 0;    // time spent measuring it
+    // Timed runs (its passes and its co-run pass), and those during which
+    // another process held its cores: its threads waited for a core for at
+    // least ProfileOptions::max_wait of the time (Linux's run delay). Such a
+    // run is repeated; where fewer than half the runs of a pass were quiet,
+    // its times are stored with the load they were taken under
+    // (`stored_under_load`; `waited`: the largest share stored, about 0 on a
+    // quiet machine), and the next profile measures them again.
+    int n_timed_runs = 0;
+    int n_disturbed_runs = 0;
+    double waited = 0;
+    bool stored_under_load = false;
   };
   std::vector<Device> devices;
   int n_links_measured = 0;
   double seconds = 0;
 };
+
+// One line per device whose runs other processes disturbed: how many, how
+// much its threads waited, and whether its times were stored as taken under
+// load (then the next profile measures them again). Empty on a quiet
+// machine.
+std::vector<std::string> profile_load_warnings(const ProfileReport& report);
+
+// Marks the entries of `graph`'s launch units (those profile_model
+// measures: fusion units, single nodes, every scheduler's units, co-run
+// times) on `platform`'s device `device` stale in the database at `db_path`
+// ("" = the default path): a run disagreed with them, and the next profile
+// measures them again. Returns how many were marked.
+int mark_profile_stale(const std::string& db_path, const Platform& platform, const std::string& device,
+                       const Graph& graph);
 
 // A real device's roofline parameters after calibration.
 struct DeviceCalibration {

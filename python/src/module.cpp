@@ -461,6 +461,9 @@ class PySession {
       row["corun_measured"] = d.n_corun_measured;
       row["corun_reused"] = d.n_corun_reused;
       row["seconds"] = d.seconds;
+      row["runs_timed"] = d.n_timed_runs;
+      row["runs_disturbed"] = d.n_disturbed_runs;
+      row["stored_under_load"] = d.stored_under_load;
       measured += d.n_measured;
       reused += d.n_reused;
       devices.append(row);

@@ -12,6 +12,7 @@
 #include "hetsched/device.h"
 #include "hetsched/error.h"
 #include "hetsched/scheduler.h"
+#include "hetsched/profile.h"
 #include "hetsched/session.h"
 #include "runtime/executor.h"
 #include "sched/lower_bound.h"
@@ -51,6 +52,28 @@ std::vector<std::string> prediction_drift_notes(const Comparison& comparison, co
   }
   return notes;
 }
+
+namespace {
+
+constexpr double kDriftTolerance = 0.2;
+
+// Comparison::marked_stale: each real device alone off its prediction by more
+// than kDriftTolerance gets its entries for the graph's units (fusion units,
+// single nodes, co-run times) marked stale.
+void mark_drifted_profiles_stale(Comparison& comparison, const Graph& graph, const Platform& platform,
+                                 const Platform& union_platform, const std::string& db_path) {
+  for (const SequentialBaseline& b : comparison.sequential) {
+    if (b.predicted_ms <= 0 || b.measured.p50_ms <= 0 ||
+        std::abs(b.measured.p50_ms / b.predicted_ms - 1) <= kDriftTolerance)
+      continue;
+    const Platform& home = platform.find_device(b.device) >= 0 ? platform : union_platform;
+    int d = home.find_device(b.device);
+    if (d < 0 || home.devices[d].is_emulated() || home.devices[d].signature.empty()) continue;
+    if (mark_profile_stale(db_path, home, b.device, graph) > 0) comparison.marked_stale.push_back(b.device);
+  }
+}
+
+}  // namespace
 
 // No union when nodes are pinned: a device the user did not name would run
 // them.
@@ -254,6 +277,7 @@ Comparison compare_schedulers(const Graph& graph, const Platform& platform, std:
         runs.push_back(runnable(graph, *outcome.plan, *outcome.platform, outcome.cost, outcome.measured,
                                 outcome.measured_trace, options));
     measure(runs, random_inputs(graph, options.seed), options, static_cast<int>(names.size()));
+    mark_drifted_profiles_stale(comparison, graph, platform, union_platform, db_path);
   }
 
   const SequentialBaseline* best = nullptr;

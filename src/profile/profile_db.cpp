@@ -41,6 +41,8 @@ CREATE TABLE launches(
   spread_us REAL NOT NULL,
   n_repeats INTEGER NOT NULL,
   measured_at TEXT NOT NULL,
+  waited REAL NOT NULL DEFAULT 0,
+  stale INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY(device_signature, op_signature));
 CREATE TABLE peaks(
   device_signature TEXT PRIMARY KEY,
@@ -211,6 +213,21 @@ void check_existing_content(sqlite3* db, const std::string& path) {
     if (!tables.count(table)) throw NotAProfileDb{fmt::format("table '{}' missing", table)};
 }
 
+// A database written before entries kept their load gets the columns, with
+// the defaults of a quiet, current entry (additive: a build without them
+// still reads and writes the table).
+void add_load_columns(sqlite3* db, const std::string& path) {
+  in_write_transaction(db, path, [&] {
+    std::set<std::string> columns;
+    {
+      Statement info(db, "PRAGMA table_info(launches)", path);
+      while (info.step()) columns.insert(info.text(1));
+    }
+    if (!columns.count("waited")) exec(db, "ALTER TABLE launches ADD COLUMN waited REAL NOT NULL DEFAULT 0", path);
+    if (!columns.count("stale")) exec(db, "ALTER TABLE launches ADD COLUMN stale INTEGER NOT NULL DEFAULT 0", path);
+  });
+}
+
 // Switching to WAL takes an exclusive lock, and SQLite answers SQLITE_BUSY at
 // once, without the busy handler, when another process holds a lock at that
 // moment (one creating the file, say). So wait here, up to the busy timeout.
@@ -258,6 +275,7 @@ sqlite3* open_checked(const std::string& path) {
     switch_to_wal(db, path);
     create_schema_if_empty(db, path);
     check_existing_content(db, path);
+    add_load_columns(db, path);
   } catch (...) {
     sqlite3_close(db);
     throw;
@@ -412,12 +430,12 @@ std::optional<Measurement> ProfileDB::find(const std::string& device_signature,
                                            const std::string& op_signature) const {
   return guarded(path_, [&]() -> std::optional<Measurement> {
     Statement q(db_,
-                "SELECT median_us, spread_us, n_repeats FROM launches WHERE device_signature = ?1 AND "
-                "op_signature = ?2",
+                "SELECT median_us, spread_us, n_repeats, waited, stale FROM launches WHERE device_signature = ?1 "
+                "AND op_signature = ?2",
                 path_);
     q.bind(1, device_signature).bind(2, op_signature);
     if (!q.step()) return std::nullopt;
-    return Measurement{q.real(0), q.real(1), q.integer(2)};
+    return Measurement{q.real(0), q.real(1), q.integer(2), q.real(3), q.integer(4) != 0};
   });
 }
 
@@ -426,7 +444,7 @@ void ProfileDB::put(const std::string& device_signature, const std::vector<Entry
     in_write_transaction(db_, path_, [&] {
       Statement insert(db_,
                        "INSERT OR REPLACE INTO launches(device_signature, op_signature, description, median_us, "
-                       "spread_us, n_repeats, measured_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                       "spread_us, n_repeats, measured_at, waited, stale) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0)",
                        path_);
       std::string now = utc_now("%Y-%m-%dT%H:%M:%SZ");
       for (const Entry& e : entries) {
@@ -436,11 +454,28 @@ void ProfileDB::put(const std::string& device_signature, const std::vector<Entry
             .bind(4, e.measurement.median_us)
             .bind(5, e.measurement.spread_us)
             .bind(6, e.measurement.n_repeats)
-            .bind(7, now);
+            .bind(7, now)
+            .bind(8, e.measurement.waited);
         insert.step();
         insert.reset();
       }
     });
+  });
+}
+
+int ProfileDB::mark_stale(const std::string& device_signature, const std::vector<std::string>& op_signatures) {
+  return guarded(path_, [&] {
+    int n = 0;
+    in_write_transaction(db_, path_, [&] {
+      Statement update(db_, "UPDATE launches SET stale = 1 WHERE device_signature = ?1 AND op_signature = ?2", path_);
+      for (const std::string& sig : op_signatures) {
+        update.bind(1, device_signature).bind(2, sig);
+        update.step();
+        n += sqlite3_changes(db_);
+        update.reset();
+      }
+    });
+    return n;
   });
 }
 

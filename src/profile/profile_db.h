@@ -29,6 +29,14 @@ struct Measurement {
   double median_us = 0;
   double spread_us = 0;  // (p90 - p10) / 2 of the repeats
   int n_repeats = 0;
+  // The load it was taken under: the median share of their cores' time the
+  // profiler's threads waited for a core in the runs kept (interference.h;
+  // 0 on a quiet machine). At ProfileOptions::max_wait or more the next profile measures
+  // it again.
+  double waited = 0;
+  // A measured run disagreed with predictions from it (compare, demo): the
+  // next profile measures it again.
+  bool stale = false;
 };
 
 struct DevicePeaks {
@@ -64,6 +72,9 @@ class ProfileDB {
   // Inserts or replaces, in one transaction.
   void put(const std::string& device_signature, const std::vector<Entry>& entries);
   int count(const std::string& device_signature) const;
+  // Marks these entries of the device stale (Measurement::stale); returns
+  // how many there were.
+  int mark_stale(const std::string& device_signature, const std::vector<std::string>& op_signatures);
 
   std::optional<DevicePeaks> peaks(const std::string& device_signature) const;
   void put_peaks(const std::string& device_signature, const DevicePeaks& peaks);

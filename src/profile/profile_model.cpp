@@ -1,16 +1,53 @@
 // profile_model (see hetsched/profile.h): the database, the calibration and
 // every scheduler's launch units around profile_graph.
+#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
 
+#include "hetsched/error.h"
 #include "hetsched/profile.h"
 #include "hetsched/scheduler.h"
+#include "plan/plan_builder.h"
 #include "profile/calibrate.h"
 #include "profile/profile_db.h"
 #include "profile/profiler.h"
 
 namespace hetsched {
+
+int mark_profile_stale(const std::string& db_path, const Platform& platform, const std::string& device,
+                       const Graph& graph) {
+  int d = platform.find_device(device);
+  if (d < 0) throw Error(ErrorCode::kUsage, fmt::format("no device '{}' to mark stale", device));
+  std::vector<std::vector<NodeId>> units = fusion_units(graph);
+  for (NodeId n = 0; n < static_cast<NodeId>(graph.nodes.size()); ++n) units.push_back({n});
+  for (auto& unit : all_profile_units(graph, platform)) units.push_back(std::move(unit));
+  std::vector<std::string> signatures;
+  for (const auto& unit : units) {
+    signatures.push_back(op_signature(graph, unit));
+    signatures.push_back(signatures.back() + "|corun");
+  }
+  std::sort(signatures.begin(), signatures.end());
+  signatures.erase(std::unique(signatures.begin(), signatures.end()), signatures.end());
+  ProfileDB db(db_path.empty() ? ProfileDB::default_path() : db_path);
+  return db.mark_stale(platform.devices[static_cast<size_t>(d)].signature, signatures);
+}
+
+std::vector<std::string> profile_load_warnings(const ProfileReport& report) {
+  std::vector<std::string> lines;
+  for (const ProfileReport::Device& d : report.devices) {
+    if (d.n_disturbed_runs == 0) continue;
+    std::string what = d.stored_under_load
+                           ? fmt::format("its times were stored as taken under load (its threads waited {:.0f}% of "
+                                         "the time for a core), and the next `hetsched profile` on a quiet machine "
+                                         "measures them again",
+                                         100 * d.waited)
+                           : "they were repeated, and only quiet runs were kept";
+    lines.push_back(fmt::format("{}: {} of {} timed runs were slowed by another process on its cores: {}", d.name,
+                                d.n_disturbed_runs, d.n_timed_runs, what));
+  }
+  return lines;
+}
 
 ModelProfile profile_model(const Graph& graph, Platform& platform, const std::string& db_path, ProfileOptions options,
                            const std::function<void(const ModelProfile&)>& calibrated) {

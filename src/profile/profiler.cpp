@@ -27,6 +27,7 @@
 #include "backends/cpu/cpu_device.h"
 #include "plan/plan_builder.h"
 #include "profile/calibrate.h"
+#include "profile/interference.h"
 #include "runtime/executor.h"
 
 namespace hetsched {
@@ -141,9 +142,15 @@ void check_extra_units(const Graph& graph, const std::vector<std::vector<NodeId>
   }
 }
 
+// An entry the profiler keeps: taken on a quiet machine and not marked
+// stale since. Any other is measured again.
+bool trusted(const std::optional<Measurement>& m, const ProfileOptions& options) {
+  return m && !m->stale && m->waited < options.max_wait;
+}
+
 // Decides, before anything runs, which passes each device needs: a pass
-// runs when one of its units is neither in the database nor measured by an
-// earlier pass (or always with `force`).
+// runs when one of its units is neither trusted in the database nor
+// measured by an earlier pass (or always with `force`).
 DeviceWork plan_device_work(const Graph& graph, const PlatformDevice& device, int device_index, const ProfileDB& db,
                             const ProfileOptions& options, ProfileReport::Device* report) {
   DeviceWork work;
@@ -153,7 +160,7 @@ DeviceWork plan_device_work(const Graph& graph, const PlatformDevice& device, in
     work.all_signatures.insert(signature);
     if (options.force) return !work.to_store.count(signature);
     auto it = in_db.find(signature);
-    if (it == in_db.end()) it = in_db.emplace(signature, db.find(device.signature, signature).has_value()).first;
+    if (it == in_db.end()) it = in_db.emplace(signature, trusted(db.find(device.signature, signature), options)).first;
     return !it->second && !work.to_store.count(signature);
   };
   // A pass whose timed launches add nothing new is not run.
@@ -199,7 +206,7 @@ DeviceWork plan_device_work(const Graph& graph, const PlatformDevice& device, in
     std::sort(unit.begin(), unit.end());
     std::string sig = op_signature(graph, unit);
     if (!extra_seen.insert(sig).second) continue;
-    bool new_here = !work.to_store.count(sig) && (options.force || !db.find(device.signature, sig));
+    bool new_here = !work.to_store.count(sig) && (options.force || !trusted(db.find(device.signature, sig), options));
     if (!new_here) {
       work.all_signatures.insert(sig);
       continue;
@@ -279,19 +286,94 @@ class PassTimer {
   std::vector<std::string> signature_;  // per launch; empty when not timed
 };
 
-// Runs one pass warmups + repeats times; appends each timed launch's
-// durations (µs) to `samples` by signature.
-void run_pass(const Graph& graph, const Platform& one_device, const Pass& pass, const TensorMap& inputs,
-              const ProfileOptions& options, std::map<std::string, std::vector<double>>* samples,
-              std::map<std::string, std::string>* descriptions, const std::function<void()>& after_run) {
+// The timed runs of one pass: each run's samples and its share of waiting
+// (interference.h).
+using Samples = std::map<std::string, std::vector<double>>;  // by signature
+
+struct TimedRuns {
+  std::vector<std::vector<Samples>> samples;  // per run, per device (one; several in a co-run pass)
+  std::vector<double> waited;                                       // per run
+  int n_quiet(double max_wait) const {
+    return static_cast<int>(std::count_if(waited.begin(), waited.end(), [&](double w) { return w < max_wait; }));
+  }
+};
+
+// Runs `run_once` (which runs the pass once and returns its wall time in µs,
+// collecting samples when told to) for the warm-ups, then until `repeats`
+// runs were quiet or 2 x `repeats` were timed: a run during which another
+// process held the cores is repeated. `after_run` is called for the first
+// warmups + repeats runs (the progress counts those).
+TimedRuns time_runs(const ProfileOptions& options, int cores, size_t n_devices,
+                    const std::function<double(std::vector<Samples>*)>& run_once,
+                    const std::function<void()>& after_run) {
+  TimedRuns runs;
+  for (int run = 0; run < options.warmups + options.repeats ||
+                    (runs.n_quiet(options.max_wait) < options.repeats && static_cast<int>(runs.waited.size()) < 2 * options.repeats);
+       ++run) {
+    bool timed = run >= options.warmups;
+    std::vector<Samples> samples(n_devices);
+    double before_ns = process_wait_ns();
+    double wall_us = run_once(timed ? &samples : nullptr);
+    if (timed) {
+      runs.waited.push_back(waited_share(before_ns, wall_us, cores));
+      runs.samples.push_back(std::move(samples));
+    }
+    if (run < options.warmups + options.repeats) after_run();
+  }
+  return runs;
+}
+
+// The samples a pass keeps, appended to `samples` by signature: its quiet
+// runs when at least half the repeats were quiet (the load they were taken
+// under: their median share of waiting), else every timed run, stored with
+// the share they waited so that the next profile measures them again.
+// Returns that share, and counts the runs in `load`.
+double keep_quiet_runs(const TimedRuns& runs, const ProfileOptions& options, std::vector<Samples>* samples,
+                       ProfileReport::Device* load) {
+  bool quiet_enough = 2 * runs.n_quiet(options.max_wait) >= options.repeats;
+  std::vector<double> kept_waited;
+  for (size_t r = 0; r < runs.samples.size(); ++r) {
+    if (quiet_enough && runs.waited[r] >= options.max_wait) continue;
+    kept_waited.push_back(runs.waited[r]);
+    samples->resize(runs.samples[r].size());
+    for (size_t d = 0; d < runs.samples[r].size(); ++d)
+      for (const auto& [sig, s] : runs.samples[r][d])
+        (*samples)[d][sig].insert((*samples)[d][sig].end(), s.begin(), s.end());
+  }
+  if (load) {
+    load->n_timed_runs += static_cast<int>(runs.waited.size());
+    load->n_disturbed_runs += static_cast<int>(runs.waited.size()) - runs.n_quiet(options.max_wait);
+    load->stored_under_load = load->stored_under_load || !quiet_enough;
+  }
+  std::sort(kept_waited.begin(), kept_waited.end());
+  return kept_waited.empty() ? 0 : kept_waited[kept_waited.size() / 2];
+}
+
+// Runs one pass (time_runs); appends each timed launch's durations (µs) of
+// the runs it keeps to `samples` by signature, and returns their share of
+// waiting (keep_quiet_runs).
+double run_pass(const Graph& graph, const Platform& one_device, const Pass& pass, const TensorMap& inputs,
+                const ProfileOptions& options, std::map<std::string, std::vector<double>>* samples,
+                std::map<std::string, std::string>* descriptions, const std::function<void()>& after_run,
+                ProfileReport::Device* load) {
   PassTimer timer(graph, pass, descriptions);
   Executor executor(graph, sequential_plan(graph, one_device, pass), one_device, nullptr, kStepByStep);
-  for (int run = 0; run < options.warmups + options.repeats; ++run) {
-    RunTimeline timeline;
-    executor.run(inputs, &timeline);
-    if (run >= options.warmups) timer.collect(executor.plan(), timeline, samples);
-    after_run();
-  }
+  int cores = std::max<int>(1, static_cast<int>(one_device.devices[0].cores.size()));
+  TimedRuns runs = time_runs(
+      options, cores, 1,
+      [&](std::vector<Samples>* run_samples) {
+        RunTimeline timeline;
+        auto start = Clock::now();
+        executor.run(inputs, &timeline);
+        double wall_us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+        if (run_samples) timer.collect(executor.plan(), timeline, &run_samples->front());
+        return wall_us;
+      },
+      after_run);
+  std::vector<Samples> kept{std::move(*samples)};
+  double waited = keep_quiet_runs(runs, options, &kept, load);
+  *samples = std::move(kept.front());
+  return waited;
 }
 
 // --- co-run: the devices of one shared resource busy at once
@@ -331,7 +413,7 @@ std::vector<CorunGroup> plan_corun_work(const Graph& graph, const Platform& plat
     for (size_t m = 0; m < members.size(); ++m) {
       const PlatformDevice& device = platform.devices[static_cast<size_t>(members[m])];
       for (const std::string& sig : unit_signatures)
-        if (options.force || !db.find(device.signature, sig + kCorunSuffix)) group.to_store[m].insert(sig);
+        if (options.force || !trusted(db.find(device.signature, sig + kCorunSuffix), options)) group.to_store[m].insert(sig);
       for (ProfileReport::Device& entry : report->devices)
         if (entry.name == device.name) {
           entry.n_corun_measured = static_cast<int>(group.to_store[m].size());
@@ -344,41 +426,51 @@ std::vector<CorunGroup> plan_corun_work(const Graph& graph, const Platform& plat
   return groups;
 }
 
-// Runs `pass` on every one-device platform at once, warmups + repeats
-// times, each run started together on all of them; appends each device's
-// timed launch durations (µs) to its `samples` by signature.
-void run_corun_pass(const Graph& graph, const std::vector<Platform>& one_device_platforms, const Pass& pass,
-                    const TensorMap& inputs, const ProfileOptions& options,
-                    std::vector<std::map<std::string, std::vector<double>>>* samples,
-                    std::map<std::string, std::string>* descriptions, const std::function<void()>& after_run) {
+// Runs `pass` on every one-device platform at once (time_runs), each run
+// started together on all of them; sets each device's timed launch
+// durations (µs) of the runs kept in its `samples` by signature, and
+// returns their share of waiting (keep_quiet_runs).
+double run_corun_pass(const Graph& graph, const std::vector<Platform>& one_device_platforms, const Pass& pass,
+                      const TensorMap& inputs, const ProfileOptions& options, std::vector<Samples>* samples,
+                      std::map<std::string, std::string>* descriptions, const std::function<void()>& after_run,
+                      ProfileReport::Device* load) {
   PassTimer timer(graph, pass, descriptions);
   std::vector<std::unique_ptr<Executor>> executors;
-  for (const Platform& one_device : one_device_platforms)
+  int cores = 0;
+  for (const Platform& one_device : one_device_platforms) {
     executors.push_back(
         std::make_unique<Executor>(graph, sequential_plan(graph, one_device, pass), one_device, nullptr, kStepByStep));
-  const size_t n = executors.size();
-  samples->resize(n);
-  for (int run = 0; run < options.warmups + options.repeats; ++run) {
-    std::vector<RunTimeline> timelines(n);
-    std::vector<std::exception_ptr> errors(n);
-    std::latch start(static_cast<std::ptrdiff_t>(n));
-    std::vector<std::thread> runners;
-    for (size_t e = 0; e < n; ++e)
-      runners.emplace_back([&, e] {
-        start.arrive_and_wait();
-        try {
-          executors[e]->run(inputs, &timelines[e]);
-        } catch (...) {
-          errors[e] = std::current_exception();
-        }
-      });
-    for (std::thread& runner : runners) runner.join();
-    for (const std::exception_ptr& error : errors)
-      if (error) std::rethrow_exception(error);
-    if (run >= options.warmups)
-      for (size_t e = 0; e < n; ++e) timer.collect(executors[e]->plan(), timelines[e], &(*samples)[e]);
-    after_run();
+    cores += static_cast<int>(one_device.devices[0].cores.size());
   }
+  const size_t n = executors.size();
+  TimedRuns runs = time_runs(
+      options, std::max(cores, 1), n,
+      [&](std::vector<Samples>* run_samples) {
+        std::vector<RunTimeline> timelines(n);
+        std::vector<std::exception_ptr> errors(n);
+        std::latch start(static_cast<std::ptrdiff_t>(n));
+        std::vector<std::thread> runners;
+        auto begin = Clock::now();
+        for (size_t e = 0; e < n; ++e)
+          runners.emplace_back([&, e] {
+            start.arrive_and_wait();
+            try {
+              executors[e]->run(inputs, &timelines[e]);
+            } catch (...) {
+              errors[e] = std::current_exception();
+            }
+          });
+        for (std::thread& runner : runners) runner.join();
+        double wall_us = std::chrono::duration<double, std::micro>(Clock::now() - begin).count();
+        for (const std::exception_ptr& error : errors)
+          if (error) std::rethrow_exception(error);
+        if (run_samples)
+          for (size_t e = 0; e < n; ++e) timer.collect(executors[e]->plan(), timelines[e], &(*run_samples)[e]);
+        return wall_us;
+      },
+      after_run);
+  samples->assign(n, {});
+  return keep_quiet_runs(runs, options, samples, load);
 }
 
 // --- hand-over between two CPU devices of one memory space
@@ -531,18 +623,28 @@ ProfileReport profile_graph(const Graph& graph, const Platform& platform, Profil
     auto device_start = Clock::now();
     const PlatformDevice& device = platform.devices[static_cast<size_t>(w.device)];
     Platform one_device = single_device_platform(platform, w.device);
+    ProfileReport::Device* entry = nullptr;
+    for (ProfileReport::Device& d : report.devices)
+      if (d.name == device.name) entry = &d;
     std::map<std::string, std::vector<double>> samples;
+    std::map<std::string, double> waited;  // by signature: the load of the pass that timed it
     std::map<std::string, std::string> descriptions;
     for (const Pass& pass : w.passes) {
       progress(pass.what);
       std::map<std::string, std::vector<double>> pass_samples;
-      run_pass(graph, one_device, pass, inputs, options, &pass_samples, &descriptions, [&] {
-        ++done;
-        progress(pass.what);
-      });
+      double pass_waited = run_pass(
+          graph, one_device, pass, inputs, options, &pass_samples, &descriptions,
+          [&] {
+            ++done;
+            progress(pass.what);
+          },
+          entry);
       // A unit timed by an earlier pass keeps that pass's context.
       for (auto& [sig, s] : pass_samples)
-        if (!samples.count(sig)) samples[sig] = std::move(s);
+        if (!samples.count(sig)) {
+          samples[sig] = std::move(s);
+          waited[sig] = pass_waited;
+        }
     }
     std::vector<ProfileDB::Entry> entries;
     for (const std::string& sig : w.to_store) {
@@ -550,11 +652,13 @@ ProfileReport profile_graph(const Graph& graph, const Platform& platform, Profil
       if (it == samples.end() || it->second.empty())
         throw Error(ErrorCode::kRuntime,
                     fmt::format("profiling on '{}': launch {} never ran as one step", device.name, descriptions[sig]));
-      entries.push_back(ProfileDB::Entry{sig, descriptions[sig], summarise(it->second)});
+      Measurement m = summarise(it->second);
+      m.waited = waited[sig];
+      entry->waited = std::max(entry->waited, m.waited);
+      entries.push_back(ProfileDB::Entry{sig, descriptions[sig], m});
     }
     db.put(device.signature, entries);
-    for (ProfileReport::Device& entry : report.devices)
-      if (entry.name == device.name) entry.seconds = seconds_since(device_start);
+    entry->seconds = seconds_since(device_start);
   }
 
   if (!corun_groups.empty()) {
@@ -568,22 +672,34 @@ ProfileReport profile_graph(const Graph& graph, const Platform& platform, Profil
       }
       Pass pass{"co-run " + names + ": fusion units", fused, std::vector<bool>(fused.size(), true)};
       progress(pass.what);
-      std::vector<std::map<std::string, std::vector<double>>> samples;
+      std::vector<Samples> samples;
       std::map<std::string, std::string> descriptions;
-      run_corun_pass(graph, one_device_platforms, pass, inputs, options, &samples, &descriptions, [&] {
-        ++done;
-        progress(pass.what);
-      });
+      ProfileReport::Device load;
+      double waited = run_corun_pass(
+          graph, one_device_platforms, pass, inputs, options, &samples, &descriptions,
+          [&] {
+            ++done;
+            progress(pass.what);
+          },
+          &load);
       for (size_t m = 0; m < group.devices.size(); ++m) {
         const PlatformDevice& device = platform.devices[static_cast<size_t>(group.devices[m])];
+        for (ProfileReport::Device& d : report.devices)
+          if (d.name == device.name) {
+            d.n_timed_runs += load.n_timed_runs;
+            d.n_disturbed_runs += load.n_disturbed_runs;
+            d.waited = std::max(d.waited, waited);
+            d.stored_under_load = d.stored_under_load || load.stored_under_load;
+          }
         std::vector<ProfileDB::Entry> entries;
         for (const std::string& sig : group.to_store[m]) {
           auto it = samples[m].find(sig);
           if (it == samples[m].end() || it->second.empty())
             throw Error(ErrorCode::kRuntime, fmt::format("co-run profiling on '{}': launch {} never ran as one step",
                                                          device.name, descriptions[sig]));
-          entries.push_back(
-              ProfileDB::Entry{sig + kCorunSuffix, descriptions[sig] + " (co-run)", summarise(it->second)});
+          Measurement corun = summarise(it->second);
+          corun.waited = waited;
+          entries.push_back(ProfileDB::Entry{sig + kCorunSuffix, descriptions[sig] + " (co-run)", corun});
         }
         db.put(device.signature, entries);
       }

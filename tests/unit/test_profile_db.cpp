@@ -495,6 +495,7 @@ TEST_F(ProfileDbTest, ProfilerMeasuresEveryUnitThenReusesThem) {
   ProfileOptions options;
   options.warmups = 1;
   options.repeats = 3;
+  options.max_wait = 1;  // reuse what ctest's other processes disturbed (test_profile_load.cpp tests that)
   int last_done = -1, last_total = -1;
   options.progress = [&](int done, int total, const std::string&) {
     EXPECT_GE(done, last_done);
@@ -533,6 +534,7 @@ TEST_F(ProfileDbTest, ProfilerMeasuresExtraUnitsAndHonoursForce) {
   ProfileOptions options;
   options.warmups = 0;
   options.repeats = 2;
+  options.max_wait = 1;  // reuse what ctest's other processes disturbed (test_profile_load.cpp tests that)
   profile_graph(g, platform, db, options);
   int known = db.count(platform.devices[0].signature);
 
@@ -593,6 +595,7 @@ TEST_F(ProfileDbTest, ProfilerSkipsEmulatedDevicesAndFitsHandOverBetweenCoreGrou
   ProfileOptions options;
   options.warmups = 1;
   options.repeats = 2;
+  options.max_wait = 1;  // reuse what ctest's other processes disturbed (test_profile_load.cpp tests that)
   ProfileReport report = profile_graph(g, platform, db, options);
   ASSERT_EQ(report.devices.size(), 3u);
   EXPECT_FALSE(report.devices[0].skipped);
@@ -624,6 +627,7 @@ TEST_F(ProfileDbTest, ProfilerTimesFusionUnitsUnderCorunOnBothDevicesThenReusesT
   ProfileOptions options;
   options.warmups = 0;
   options.repeats = 2;
+  options.max_wait = 1;  // reuse what ctest's other processes disturbed (test_profile_load.cpp tests that)
   int last_done = -1, last_total = -1;
   bool saw_corun = false;
   options.progress = [&](int done, int total, const std::string& what) {
@@ -688,7 +692,8 @@ CliRun run_cli(const std::string& args) {
 }
 
 TEST_F(ProfileDbTest, ProfileCommandMeasuresThenReuses) {
-  std::string args = fmt::format("profile zoo:squeezenet1_0 --devices {} --db {} -w 0 -r 1", core_spec(0), path_);
+  std::string args =
+      fmt::format("profile zoo:squeezenet1_0 --devices {} --db {} -w 0 -r 1 --max-wait 1", core_spec(0), path_);
   CliRun first = run_cli(args);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   EXPECT_THAT(first.output, HasSubstr("(calibrated now)"));

@@ -54,6 +54,10 @@ void print_comparison(const Comparison& c, const Graph& graph, const Platform& p
   fmt::print("best sequential: {} ({:.3f} ms {})\n", c.best_sequential_device, c.best_sequential_ms,
              measured_runs ? what : "predicted");
   for (const std::string& note : prediction_drift_notes(c, platform)) fmt::print("note: {}\n", note);
+  for (const std::string& device : c.marked_stale)
+    fmt::print("note: {}'s profile entries for this model are marked stale: the next `hetsched profile` measures "
+               "them again\n",
+               device);
 
   double best_predicted_ms = best_predicted(c);
   fmt::print("\nschedulers (predicted: simulated with one cost model for all):\n");

@@ -90,6 +90,7 @@ struct DemoCommand {
       options.progress = [&bar](int done, int total, const std::string& what) { bar.update(done, total, what); };
       ModelProfile profile = profile_model(graph, *p, model.db, options);
       for (const auto& w : profile.warnings) fmt::print(stderr, "hetsched: warning: {}\n", w);
+      for (const auto& w : profile_load_warnings(profile.report)) fmt::print("  warning: {}\n", w);
       for (const auto& d : profile.report.devices) {
         n_measured += d.n_measured;
         n_reused += d.n_reused;

@@ -60,6 +60,7 @@ struct ProfileCommand {
       if (d.n_corun_measured + d.n_corun_reused > 0)
         fmt::print("{}: {} co-run times measured, {} reused\n", d.name, d.n_corun_measured, d.n_corun_reused);
     }
+    for (const std::string& line : profile_load_warnings(profile.report)) fmt::print("warning: {}\n", line);
     if (profile.report.n_links_measured > 0)
       fmt::print("hand-over between devices: {} measured\n", profile.report.n_links_measured);
     fmt::print("profiled in {:.1f} s; stored in {}\n", seconds_since(start), profile.db_path);
@@ -81,6 +82,11 @@ void add_profile_command(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   cmd->add_flag("--force", state->options.force, "measure again what the database already holds");
+  cmd->add_option("--max-wait", state->options.max_wait,
+                  "a timed run during which another process kept the cores this share of the time or more is "
+                  "repeated, and its entries measured again next time; 1 keeps everything (a machine never quiet)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->callback([state, exit_code] {
     state->execute();
     *exit_code = 0;
