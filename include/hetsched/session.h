@@ -11,6 +11,7 @@
 // BatchNormalization folded into a preceding Conv.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -78,6 +79,15 @@ struct SessionOptions {
   // rounds on random inputs; the fastest median wins (ExecutionSummary::choice
   // says what was measured). false: trust the prediction.
   bool verify_auto = true;
+  // With scheduler "auto" on real devices: first profile what the database
+  // lacks or no longer trusts (profile.h: entries taken under load, or
+  // marked stale) on every device auto may use, so that its plans rest on
+  // measurements. The first session of a model pays the profile (seconds);
+  // the next ones find it in the database.
+  bool profile_first = true;
+  // Called as the session's own work proceeds (profiling, measuring auto's
+  // candidates): done, total, what.
+  std::function<void(int, int, const std::string&)> progress;
   CudaGraphMode cuda_graph = CudaGraphMode::kAuto;
 };
 

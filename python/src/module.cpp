@@ -425,7 +425,8 @@ class PySession {
     return out;
   }
 
-  py::dict profile(const py::object& repeats, const py::object& warmups, bool force, const py::object& progress) {
+  py::dict profile(const py::object& repeats, const py::object& warmups, bool force, const py::object& max_wait,
+                   const py::object& progress) {
     if (options_.reference)
       throw Error(ErrorCode::kUsage,
                   "profile: reference=True does not apply: profiling times the devices' own kernels");
@@ -433,6 +434,7 @@ class PySession {
     if (!repeats.is_none()) options.repeats = repeats.cast<int>();
     if (!warmups.is_none()) options.warmups = warmups.cast<int>();
     options.force = force;
+    if (!max_wait.is_none()) options.max_wait = max_wait.cast<double>();
     options.progress = progress_function(progress);
     ModelProfile result;
     {
@@ -685,11 +687,13 @@ PYBIND11_MODULE(_hetsched, m) {
            "measured_p50_ms, measured_min_ms, measured_max_ms, plan_ms, error?}]; numbers not measured are None. "
            "progress: callable(done, total, what).")
       .def("profile", &PySession::profile, py::arg("repeats") = py::none(), py::arg("warmups") = py::none(),
-           py::arg("force") = false, py::arg("progress") = py::none(),
+           py::arg("force") = false, py::arg("max_wait") = py::none(), py::arg("progress") = py::none(),
            "Times every launch unit of the model on the session's real devices into the profile database "
            "(what `hetsched profile` does): calibration, fusion units, nodes, every scheduler's units, co-run "
            "times and the hand-over between devices; emulated devices are skipped. Measurements already "
-           "stored are reused unless force=True. Returns a summary dict: db_path, calibration, devices "
+           "stored are reused unless force=True. A run during which another process kept the cores max_wait "
+           "(default 0.05) of the time or more is repeated, and entries taken under load are measured again next "
+           "time (1 keeps everything). Returns a summary dict: db_path, calibration, devices "
            "[{name, units_measured, units_reused, ...}], units_measured, units_reused, links_measured, seconds. "
            "The session's own plan does not change. progress: callable(done, total, what).")
       .def("__repr__", &PySession::repr, "'<hetsched.Session MODEL on DEVICE (scheduler NAME)>'.");

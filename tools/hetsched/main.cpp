@@ -118,7 +118,11 @@ struct RunCommand {
     if (!output_dir.empty() && fs::exists(output_dir, ec) && !fs::is_directory(output_dir, ec))
       throw Error(ErrorCode::kIo, fmt::format("--output-dir {}: exists and is not a folder", output_dir));
     auto load_start = Clock::now();
-    Session session = Session::load(model.model, model.load_options(), model.session_options());
+    SessionOptions session_options = model.session_options();
+    cli::ProgressBar bar;  // auto profiles what the database lacks first
+    session_options.progress = [&bar](int done, int total, const std::string& what) { bar.update(done, total, what); };
+    Session session = Session::load(model.model, model.load_options(), session_options);
+    bar.clear();
     double load_ms = ms_since(load_start);
     const Graph& g = session.graph();
 
