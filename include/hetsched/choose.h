@@ -67,6 +67,11 @@ struct MeasuredChoice {
   std::string reason;                  // one line: what was measured and why the winner won
 };
 
+// The rule of the header: a plan beats the baseline when the median of its
+// per-round time ratios (plan / baseline) is at most 1 - min_gain and it
+// was faster (ratio < 1) in at least two rounds of three.
+bool plan_beats_baseline(const std::vector<double>& per_round_ratios, double min_gain);
+
 // At least one candidate must be one_device. Inputs: every graph input
 // (random_inputs).
 MeasuredChoice choose_by_measurement(const Graph& graph, const std::vector<PlanCandidate>& candidates,

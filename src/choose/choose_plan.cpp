@@ -34,6 +34,13 @@ int fastest(const std::vector<PlanCandidate>& candidates, const std::vector<std:
 
 }  // namespace
 
+bool plan_beats_baseline(const std::vector<double>& per_round_ratios, double min_gain) {
+  if (per_round_ratios.empty()) return false;
+  size_t wins = static_cast<size_t>(
+      std::count_if(per_round_ratios.begin(), per_round_ratios.end(), [](double x) { return x < 1; }));
+  return median(per_round_ratios) <= 1 - min_gain && 3 * wins >= 2 * per_round_ratios.size();
+}
+
 MeasuredChoice choose_by_measurement(const Graph& graph, const std::vector<PlanCandidate>& candidates,
                                      const TensorMap& inputs, const ChoiceOptions& options) {
   if (options.rounds < 1 || options.max_rounds < options.rounds || options.warmups < 0 || options.burst < 1)
@@ -108,7 +115,7 @@ MeasuredChoice choose_by_measurement(const Graph& graph, const std::vector<PlanC
   const PlanCandidate& best = candidates[static_cast<size_t>(plan)];
   double plan_ms = choice.measured[static_cast<size_t>(plan)].p50_ms;
   double base_ms = choice.measured[choice.chosen].p50_ms;
-  bool keep_plan = choice.ratio <= 1 - options.min_gain && 3 * wins >= 2 * choice.rounds;
+  bool keep_plan = plan_beats_baseline(r, options.min_gain);
   if (keep_plan) choice.chosen = static_cast<size_t>(plan);
   choice.reason = fmt::format(
       "{} measured {:.3f} ms, {} {:.3f} ms ({} interleaved rounds; per round {:.3f}x, faster in {} of {}): {}",
