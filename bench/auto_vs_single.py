@@ -55,12 +55,35 @@ def cpu_model():
     return "unknown CPU"
 
 
+def export_main(out, names):
+    """In a child process: each torchvision model to OUT/NAME.onnx (random
+    weights, BatchNorm statistics from a random batch, opset 13), as
+    bench/cpu_vs_pytorch.py exports them."""
+    import warnings
+    warnings.filterwarnings("ignore")
+    import torch
+    import torchvision
+    from cpu_vs_pytorch import calibrate_batch_norm, input_shape
+    os.makedirs(out, exist_ok=True)
+    for name in names.split(","):
+        torch.manual_seed(0)
+        kwargs = {"weights": None}
+        if name in ("googlenet", "inception_v3"):
+            kwargs.update(aux_logits=False, init_weights=True)
+        model = getattr(torchvision.models, name)(**kwargs).eval()
+        calibrate_batch_norm(model, input_shape(name))
+        x = torch.randn(*input_shape(name))
+        with torch.no_grad():
+            torch.onnx.export(model, x, os.path.join(out, name + ".onnx"), opset_version=13,
+                              input_names=["input"], output_names=["output"])
+        print(f"exported {name}", file=sys.stderr, flush=True)
+
+
 def export_torchvision(names, work):
     """[path] of each torchvision model exported to ONNX (random weights)."""
     out = os.path.join(work, "torchvision")
-    cmd = [sys.executable, os.path.join(HERE, "cpu_vs_pytorch.py"), "--prepare", out, "--models", names]
-    jobs = json.loads(run(cmd))["jobs"]
-    return [job["onnx"] for job in jobs]
+    run([sys.executable, os.path.abspath(__file__), "--export", out, "--torchvision", names])
+    return [os.path.join(out, name + ".onnx") for name in names.split(",")]
 
 
 def main():
@@ -73,7 +96,12 @@ def main():
     ap.add_argument("-n", type=int, default=20)
     ap.add_argument("--quick", action="store_true", help="two models, 2 rounds, -n 5")
     ap.add_argument("--csv", default=os.path.join(HERE, "results", "auto_vs_single.csv"))
+    ap.add_argument("--keep", help="export the torchvision models into this folder and keep them there")
+    ap.add_argument("--export", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.export:
+        export_main(args.export, args.torchvision)
+        return
     if args.quick:
         args.models, args.rounds, args.n = "zoo:squeezenet1_0,zoo:resnet18", 2, 5
 
@@ -82,7 +110,7 @@ def main():
     shutil.copy(args.hetsched, exe)
     models = [m for m in args.models.split(",") if m]
     if args.torchvision:
-        models += export_torchvision(args.torchvision, work)
+        models += export_torchvision(args.torchvision, args.keep or work)
     variants = [("auto", ["--devices", "cpu:0,cpu:1", "--scheduler", "auto"]),
                 ("cpu:0-1", ["--devices", "cpu:0-1"]),
                 ("cpu:0", ["--devices", "cpu:0"])]
