@@ -42,6 +42,8 @@
 
 namespace hetsched {
 
+class Executor;  // src/runtime/executor.h
+
 struct PlanCandidate {
   std::string name;  // what the reason names: "auto", "cpu:0-1 alone"
   std::shared_ptr<const Plan> plan;
@@ -55,8 +57,9 @@ struct ChoiceOptions {
   int rounds = 9;
   int max_rounds = 27;
   int burst = 2;  // timed runs per candidate and round
-  double min_gain = 0.01;   // fraction of the baseline's time
+  double min_gain = 0.02;   // fraction of the baseline's time
   double undecided = 0.03;  // see the header
+  CudaGraphMode cuda_graph = CudaGraphMode::kAuto;  // for the candidates' executors
 };
 
 struct MeasuredChoice {
@@ -65,6 +68,9 @@ struct MeasuredChoice {
   int rounds = 0;                      // rounds run
   double ratio = 1;                    // median per-round time of the best plan over the baseline's
   std::string reason;                  // one line: what was measured and why the winner won
+  // The winner's executor, warm from its measurement: what was measured is
+  // what runs, rather than another executor built again.
+  std::shared_ptr<Executor> executor;
 };
 
 // The rule of the header: a plan beats the baseline when the median of its

@@ -73,11 +73,13 @@ struct SessionOptions {
   // Placement overrides "NODE_OR_OP=DEVICE" (platform.h, apply_pins), e.g.
   // "Conv=cpu:0": honoured by every scheduler; a plan file must agree.
   std::vector<std::string> pins;
-  // With scheduler "auto" on real devices only: check its choice by
-  // measurement before settling. Its plan, each device alone and, for two or
-  // more CPU core groups, one device on all their cores run in interleaved
-  // rounds on random inputs; the fastest median wins (ExecutionSummary::choice
-  // says what was measured). false: trust the prediction.
+  // With scheduler "auto" on real devices only: choose by measurement
+  // (choose.h). auto plans on the platform with, for two or more CPU core
+  // groups, one device on all their cores added; its plan, two runners-up
+  // and each device alone run in interleaved rounds on random inputs; a plan
+  // is kept only when measured clearly faster than the fastest device alone
+  // (ExecutionSummary::choice says what was measured). false: trust the
+  // prediction.
   bool verify_auto = true;
   // With scheduler "auto" on real devices: first profile what the database
   // lacks or no longer trusts (profile.h: entries taken under load, or

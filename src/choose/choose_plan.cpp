@@ -50,9 +50,9 @@ MeasuredChoice choose_by_measurement(const Graph& graph, const std::vector<PlanC
   if (std::none_of(candidates.begin(), candidates.end(), [](const PlanCandidate& c) { return c.one_device; }))
     throw Error(ErrorCode::kUsage, "choosing a plan: no candidate runs on one device alone");
 
-  std::vector<std::unique_ptr<Executor>> executors;
+  std::vector<std::shared_ptr<Executor>> executors;
   for (const PlanCandidate& c : candidates) {
-    executors.push_back(std::make_unique<Executor>(graph, *c.plan, *c.platform, c.cost));
+    executors.push_back(std::make_shared<Executor>(graph, *c.plan, *c.platform, c.cost, options.cuda_graph));
     for (int w = 0; w < options.warmups; ++w) executors.back()->run(inputs);
   }
   size_t n = candidates.size();
@@ -104,6 +104,7 @@ MeasuredChoice choose_by_measurement(const Graph& graph, const std::vector<PlanC
   }
   const PlanCandidate& base = candidates[static_cast<size_t>(baseline)];
   choice.chosen = static_cast<size_t>(baseline);
+  choice.executor = executors[choice.chosen];
   if (plan < 0) {
     choice.reason = fmt::format("{} measured fastest ({:.3f} ms, {} interleaved rounds)", base.name,
                                 choice.measured[choice.chosen].p50_ms, choice.rounds);
@@ -116,7 +117,10 @@ MeasuredChoice choose_by_measurement(const Graph& graph, const std::vector<PlanC
   double plan_ms = choice.measured[static_cast<size_t>(plan)].p50_ms;
   double base_ms = choice.measured[choice.chosen].p50_ms;
   bool keep_plan = plan_beats_baseline(r, options.min_gain);
-  if (keep_plan) choice.chosen = static_cast<size_t>(plan);
+  if (keep_plan) {
+    choice.chosen = static_cast<size_t>(plan);
+    choice.executor = executors[choice.chosen];
+  }
   choice.reason = fmt::format(
       "{} measured {:.3f} ms, {} {:.3f} ms ({} interleaved rounds; per round {:.3f}x, faster in {} of {}): {}",
       best.name, plan_ms, base.name, base_ms, choice.rounds, choice.ratio, wins, choice.rounds,

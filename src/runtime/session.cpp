@@ -106,7 +106,7 @@ struct Session::Backend {
   std::string choice;  // ExecutionSummary::choice
   std::vector<std::string> warnings;  // ExecutionSummary::warnings
   Platform platform;
-  std::unique_ptr<Executor> executor;  // null: reference kernels
+  std::shared_ptr<Executor> executor;  // null: reference kernels (shared: auto's comes from its measured choice)
   std::mutex mutex;
 };
 
@@ -130,42 +130,42 @@ Plan session_plan(const Graph& graph, Platform& platform, const SessionOptions& 
 // `auto` on real devices, measured before it is trusted (choose.h): its
 // plan and two runners-up, made on the platform with one more device on all
 // the cores of its CPU core groups (serial stretches may run wide, branches
-// on the groups), against each device of that platform alone. `plan`,
-// `platform` and `cost` become the winner's; returns the note for the
-// summary.
-std::string settle_auto_by_measurement(const Graph& graph, Platform& platform, std::shared_ptr<const CostModel>& cost,
-                                       const SessionOptions& options, Plan& plan, std::vector<std::string>* warnings) {
-  auto wide = std::make_shared<const Platform>(platform_with_cpu_union(platform));
-  Platform calibrated = *wide;
+// on the groups), against each device of that platform alone; first, what
+// the profile database lacks or no longer trusts is profiled. `platform`
+// becomes the winner's; returns the choice, whose executor the session
+// runs.
+MeasuredChoice settle_auto_by_measurement(const Graph& graph, Platform& platform,
+                                          const SessionOptions& options, std::vector<std::string>* warnings) {
+  Platform wide = platform_with_cpu_union(platform);
   if (options.profile_first) {
     ProfileOptions profile;
     profile.progress = options.progress;
-    ModelProfile done = profile_model(graph, calibrated, options.profile_db, profile);
+    ModelProfile done = profile_model(graph, wide, options.profile_db, profile);
     for (const std::string& line : profile_load_warnings(done.report)) warnings->push_back("profile: " + line);
   }
-  cost = open_cost_model(calibrated, options.profile_db, warnings);
-  wide = std::make_shared<const Platform>(std::move(calibrated));
+  std::shared_ptr<const CostModel> cost = open_cost_model(wide, options.profile_db, warnings);
+  auto on = std::make_shared<const Platform>(wide);
   std::vector<PlanCandidate> candidates;
-  std::vector<Plan> plans = auto_plans(graph, *wide, *cost, ScheduleOptions{}, 3);
+  std::vector<Plan> plans = auto_plans(graph, *on, *cost, ScheduleOptions{}, 3);
   for (size_t i = 0; i < plans.size(); ++i)
     candidates.push_back({i == 0 ? "auto's plan" : fmt::format("auto's runner-up {}", i),
-                          std::make_shared<const Plan>(std::move(plans[i])), wide, cost, false});
-  for (const PlatformDevice& device : wide->devices) {
+                          std::make_shared<const Plan>(std::move(plans[i])), on, cost, false});
+  for (const PlatformDevice& device : on->devices) {
     if (!device.supports_all_unpinned(graph)) continue;
     std::vector<LaunchAssignment> launches;
-    int d = wide->find_device(device.name);
-    for (auto& unit : fusion_units(graph)) launches.push_back({unit, d, 0, device.name + " alone"});
-    candidates.push_back({device.name + " alone", std::make_shared<const Plan>(build_plan(graph, *wide, launches, "auto")),
-                          wide, cost, true});
+    int d = on->find_device(device.name);
+    std::string reason = fmt::format("auto: {} alone, measured against auto's plans (the session's choice says how)",
+                                     device.name);
+    for (auto& unit : fusion_units(graph)) launches.push_back({unit, d, 0, reason});
+    candidates.push_back({device.name + " alone", std::make_shared<const Plan>(build_plan(graph, *on, launches, "auto")),
+                          on, cost, true});
   }
-  MeasuredChoice choice = choose_by_measurement(graph, candidates, random_inputs(graph, 0));
-  Plan chosen = *candidates[choice.chosen].plan;
-  if (candidates[choice.chosen].one_device)
-    for (Placement& placement : chosen.placement) placement.reason = "auto: " + choice.reason;
-  chosen.notes.push_back("auto: " + choice.reason);
-  plan = std::move(chosen);
-  platform = *wide;
-  return "auto: " + choice.reason;
+  ChoiceOptions choice_options;
+  choice_options.cuda_graph = options.cuda_graph;
+  MeasuredChoice choice = choose_by_measurement(graph, candidates, random_inputs(graph, 0), choice_options);
+  choice.reason = "auto: " + choice.reason;
+  platform = std::move(wide);
+  return choice;
 }
 
 }  // namespace
@@ -195,10 +195,12 @@ Session::Session(Graph graph, const SessionOptions& options)
                       !b.platform.has_emulated();
   if (measure_auto) {
     if (std::string warning = openmp_waits_warning(b.platform); !warning.empty()) b.warnings.push_back(warning);
-    b.choice = settle_auto_by_measurement(*graph_, b.platform, cost, options, plan, &b.warnings);
-  } else {
-    plan = session_plan(*graph_, b.platform, options, cost, &b.warnings);
+    MeasuredChoice choice = settle_auto_by_measurement(*graph_, b.platform, options, &b.warnings);
+    b.choice = choice.reason;
+    b.executor = std::move(choice.executor);
+    return;
   }
+  plan = session_plan(*graph_, b.platform, options, cost, &b.warnings);
   try {
     b.executor = std::make_unique<Executor>(*graph_, std::move(plan), b.platform, cost, options.cuda_graph);
   } catch (const Error& e) {
