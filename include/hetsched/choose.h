@@ -11,8 +11,8 @@
 // untimed runs; then rounds in which each runs a burst, in an order rotated
 // from round to round (a plan is not always the one that runs after the
 // same other plan, with its OpenMP threads as that one left them). A noisy
-// period hits all alike. A burst is one untimed run, which brings the
-// candidate's weights and buffers back into the caches, then `burst` timed
+// period hits all alike. A burst is rewarm() (untimed runs that bring the
+// candidate's weights and buffers back into the caches), then `burst` timed
 // runs back to back, as a session runs; the round's time is their median.
 // Timed right after another plan instead, every candidate ran 15-25%
 // slower than alone (resnet18 on cpu:0-1: 10.6-11.7 ms against 9.2), and
@@ -82,6 +82,15 @@ bool plan_beats_baseline(const std::vector<double>& per_round_ratios, double min
 // (random_inputs).
 MeasuredChoice choose_by_measurement(const Graph& graph, const std::vector<PlanCandidate>& candidates,
                                      const TensorMap& inputs, const ChoiceOptions& options = {});
+
+// Brings a plan back to the state a session's back-to-back runs keep it in,
+// after other work (another plan measured, an idle pause): runs it untimed
+// until 20 ms of its runs have passed, at least once. On a VM, mobilenet_v2
+// on one core ran 22% slower than back to back in the first run after
+// another plan, 17% in the second, 7% in the sixth; plans taking 20 ms or
+// more recover in one run. compare and choose_by_measurement time a plan
+// only after this.
+void rewarm(Executor& executor, const TensorMap& inputs);
 
 // The platform with one more device on every core of its CPU core groups
 // (cpu_union_device, compare.h), so that plans may run serial stretches on

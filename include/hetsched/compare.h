@@ -22,9 +22,10 @@ struct CompareOptions {
   std::vector<std::string> schedulers;  // empty: every registered scheduler
   uint64_t seed = 0;                    // for randomised schedulers
   // Run the plans for real: `warmups` untimed runs each, then `rounds`
-  // rounds in which every plan runs twice, back to back, the second run
-  // timed (interleaved, in an order rotated from round to round, so that a
-  // noisy period hits all alike); the median per plan is reported.
+  // rounds in which every plan runs once timed, right after untimed runs of
+  // its own (rewarm, choose.h), interleaved, in an order rotated from round
+  // to round, so that a noisy period hits all alike; the median per plan is
+  // reported.
   bool measure = false;
   int warmups = 2;
   int rounds = 10;

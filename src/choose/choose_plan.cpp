@@ -62,10 +62,7 @@ MeasuredChoice choose_by_measurement(const Graph& graph, const std::vector<PlanC
       size_t round = times[0].size();
       for (size_t k = 0; k < n; ++k) {
         size_t c = (k + round) % n;  // rotated: each candidate follows each other one in turn
-        // A burst: one run to bring the candidate's weights and buffers
-        // back into the caches the previous candidate took, then the timed
-        // ones, back to back as a session runs.
-        executors[c]->run(inputs);
+        rewarm(*executors[c], inputs);
         std::vector<double> burst;
         for (int b = 0; b < options.burst; ++b) {
           auto start = Clock::now();
@@ -128,6 +125,13 @@ MeasuredChoice choose_by_measurement(const Graph& graph, const std::vector<PlanC
                 : fmt::format("running {} (a plan must be {:.0f}% faster, in two rounds of three)", base.name,
                               100 * options.min_gain));
   return choice;
+}
+
+void rewarm(Executor& executor, const TensorMap& inputs) {
+  constexpr double kWarmMs = 20;
+  auto start = Clock::now();
+  do executor.run(inputs);
+  while (std::chrono::duration<double, std::milli>(Clock::now() - start).count() < kWarmMs);
 }
 
 Platform platform_with_cpu_union(const Platform& platform) {

@@ -119,11 +119,10 @@ void measure(std::vector<Runnable>& runs, const TensorMap& inputs, const Compare
       // Rotated: each plan runs after each other one in turn, not always
       // after the same one (whose caches and threads it would inherit).
       Runnable& run = runs[(k + static_cast<size_t>(round)) % runs.size()];
-      // A timed run comes right after an untimed one of the same plan, as
-      // in a session's back-to-back runs: timed right after another plan,
-      // with its weights and buffers out of the caches, every plan ran
-      // 15-25% slower than alone (choose.h).
-      if (timed) run.executor->run(inputs);
+      // A timed run comes right after untimed ones of the same plan, as in
+      // a session's back-to-back runs (rewarm, choose.h): timed right after
+      // another plan, every plan ran 15-25% slower than alone.
+      if (timed) rewarm(*run.executor, inputs);
       // Every plan records its steps' times or none does, so that the
       // (small) cost of recording hits all alike.
       RunTimeline timeline;
