@@ -52,11 +52,18 @@ bench-auto-search: build
 	/usr/bin/python3 bench/auto_search.py --hetsched $(BUILD_DIR)/hetsched
 
 # auto on real cores (cpu:0,cpu:1 plus their union) against the best single
-# device, interleaved rounds (minutes; see bench/README.md). Results in
-# bench/results/auto_vs_single.csv.
+# device over 13 torchvision models, interleaved rounds (20-30 minutes; see
+# bench/README.md). Results in bench/results/auto_vs_single.csv.
 .PHONY: bench-auto
 bench-auto: build
-	/usr/bin/python3 bench/auto_vs_single.py --hetsched $(BUILD_DIR)/hetsched
+	/usr/bin/python3 bench/auto_vs_single.py --hetsched $(BUILD_DIR)/hetsched \
+	  --torchvision resnet18,resnet50,googlenet,inception_v3,squeezenet1_0,mobilenet_v2,densenet121,mobilenet_v3_small,shufflenet_v2_x1_0,mnasnet1_0,efficientnet_b0,regnet_x_400mf,alexnet --models ""
+
+# Every scheduler's plan predicted and measured as compare shows them, on
+# googlenet, inception_v3 and mobilenet_v2 (minutes; see bench/README.md).
+.PHONY: bench-compare-fidelity
+bench-compare-fidelity: build
+	/usr/bin/python3 bench/compare_fidelity.py --hetsched $(BUILD_DIR)/hetsched
 
 .PHONY: bench-cuda
 bench-cuda: build

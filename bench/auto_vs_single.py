@@ -94,7 +94,7 @@ def main():
                     help="comma-separated torchvision models to export and add, e.g. resnet50,densenet121")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("-n", type=int, default=20)
-    ap.add_argument("--quick", action="store_true", help="two models, 2 rounds, -n 5")
+    ap.add_argument("--quick", action="store_true", help="squeezenet1_0 only, 1 round, -n 3")
     ap.add_argument("--csv", default=os.path.join(HERE, "results", "auto_vs_single.csv"))
     ap.add_argument("--keep", help="export the torchvision models into this folder and keep them there")
     ap.add_argument("--export", help=argparse.SUPPRESS)
@@ -103,7 +103,7 @@ def main():
         export_main(args.export, args.torchvision)
         return
     if args.quick:
-        args.models, args.rounds, args.n = "zoo:squeezenet1_0,zoo:resnet18", 2, 5
+        args.models, args.rounds, args.n = "zoo:squeezenet1_0", 1, 3
 
     work = tempfile.mkdtemp(prefix="hetsched-auto-vs-single-")
     exe = os.path.join(work, "hetsched")

@@ -144,8 +144,12 @@ void check_extra_units(const Graph& graph, const std::vector<std::vector<NodeId>
 
 // An entry the profiler keeps: taken on a quiet machine and not marked
 // stale since. Any other is measured again.
+// A run or an entry is quiet when its threads waited less than max_wait; a
+// max_wait of 1 (or more) takes everything as quiet.
+bool quiet(double waited, double max_wait) { return max_wait >= 1 || waited < max_wait; }
+
 bool trusted(const std::optional<Measurement>& m, const ProfileOptions& options) {
-  return m && !m->stale && m->waited < options.max_wait;
+  return m && !m->stale && quiet(m->waited, options.max_wait);
 }
 
 // Decides, before anything runs, which passes each device needs: a pass
@@ -294,7 +298,7 @@ struct TimedRuns {
   std::vector<std::vector<Samples>> samples;  // per run, per device (one; several in a co-run pass)
   std::vector<double> waited;                                       // per run
   int n_quiet(double max_wait) const {
-    return static_cast<int>(std::count_if(waited.begin(), waited.end(), [&](double w) { return w < max_wait; }));
+    return static_cast<int>(std::count_if(waited.begin(), waited.end(), [&](double w) { return quiet(w, max_wait); }));
   }
 };
 
@@ -333,7 +337,7 @@ double keep_quiet_runs(const TimedRuns& runs, const ProfileOptions& options, std
   bool quiet_enough = 2 * runs.n_quiet(options.max_wait) >= options.repeats;
   std::vector<double> kept_waited;
   for (size_t r = 0; r < runs.samples.size(); ++r) {
-    if (quiet_enough && runs.waited[r] >= options.max_wait) continue;
+    if (quiet_enough && !quiet(runs.waited[r], options.max_wait)) continue;
     kept_waited.push_back(runs.waited[r]);
     samples->resize(runs.samples[r].size());
     for (size_t d = 0; d < runs.samples[r].size(); ++d)
