@@ -30,29 +30,16 @@ import math
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 
+from bench_common import cpu_model, run
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 
 ZOO = "zoo:googlenet,zoo:inception_v3,zoo:mobilenet_v2,zoo:resnet18,zoo:resnet50,zoo:squeezenet1_0,zoo:nasnet,zoo:randwire"
 
 
-def run(cmd):
-    result = subprocess.run(cmd, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit(f"failed ({result.returncode}): {' '.join(cmd)}\n{result.stderr}")
-    return result.stdout
-
-
-def cpu_model():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return "unknown CPU"
 
 
 def export_main(out, names):

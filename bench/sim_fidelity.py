@@ -28,27 +28,11 @@ import argparse
 import csv
 import json
 import os
-import platform
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 
-
-def run(cmd):
-    result = subprocess.run(cmd, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit(f"failed ({result.returncode}): {' '.join(cmd)}\n{result.stderr}")
-    return result.stdout
-
-
-def cpu_model():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor()
+from bench_common import cpu_model, run
 
 
 def main():

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 #include "hetsched/choose.h"
-#include "hetsched/compare.h"
 #include "hetsched/device.h"
 #include "hetsched/profile.h"
 #include "hetsched/scheduler.h"

@@ -141,11 +141,19 @@ struct DemoCommand {
     const PlanCandidate& winner = candidates[measured_choice.chosen];
     double ms = measured_choice.measured[measured_choice.chosen].p50_ms;
     double alone_ms = measured_choice.measured.back().p50_ms;
+    // The gain over the platform's first device alone (one core group) says
+    // what using the machine's devices brought, whichever way won.
+    const SequentialBaseline& first = c.sequential.front();
+    std::string over_first =
+        first.device + " alone" == winner.name || first.measured.p50_ms <= 0
+            ? ""
+            : fmt::format(", {:.2f}x over {} alone", first.measured.p50_ms / ms, first.device);
     std::string what =
         winner.one_device
-            ? fmt::format("{} ({:.3f} ms measured: no plan beat it; {})", winner.name, ms, measured_choice.reason)
-            : fmt::format("{} ({:.3f} ms measured, {:.2f}x over {} alone; {})", winner.name, ms, alone_ms / ms,
-                          c.best_sequential_device, measured_choice.reason);
+            ? fmt::format("{} ({:.3f} ms measured{}; no plan over several devices beat it: {})", winner.name, ms,
+                          over_first, measured_choice.reason)
+            : fmt::format("{} ({:.3f} ms measured, {:.2f}x over {} alone{}; {})", winner.name, ms, alone_ms / ms,
+                          c.best_sequential_device, over_first, measured_choice.reason);
     return {what, winner.plan, *winner.platform, winner.cost};
   }
 
