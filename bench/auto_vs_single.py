@@ -24,7 +24,6 @@ models with random weights (bench/cpu_vs_pytorch.py's exporter, needs
 python3-torch) and adds them.  Run on a quiet machine: nothing else running.
 """
 import argparse
-import csv
 import json
 import math
 import os
@@ -33,7 +32,7 @@ import statistics
 import sys
 import tempfile
 
-from bench_common import cpu_model, run
+from bench_common import cpu_model, run, write_csv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -132,13 +131,8 @@ def main():
     geomean = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
     print(f"\n{len(rows)} models ({cpu_model()}): auto / best single device: geometric mean {geomean:.3f}, "
           f"worst {max(ratios):.3f}, best {min(ratios):.3f}")
-    os.makedirs(os.path.dirname(args.csv), exist_ok=True)
-    with open(args.csv, "w", newline="") as f:
-        f.write(f"# {cpu_model()}, {os.cpu_count()} cores; {args.rounds} interleaved rounds x -n {args.n}; "
-                f"geometric mean {geomean:.3f}, worst {max(ratios):.3f}\n")
-        writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(args.csv, f"{cpu_model()}, {os.cpu_count()} cores; {args.rounds} interleaved rounds x -n {args.n}; "
+              f"geometric mean {geomean:.3f}, worst {max(ratios):.3f}", rows)
     shutil.rmtree(work)
 
 

@@ -19,3 +19,15 @@ def cpu_model():
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
     return platform.processor()
+
+
+def write_csv(path, comment, rows):
+    """rows (dicts with the same keys) to the CSV at path, after one '# comment' line."""
+    import csv
+    import os
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w", newline="") as f:
+        f.write(f"# {comment}\n")
+        writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        writer.writeheader()
+        writer.writerows(rows)

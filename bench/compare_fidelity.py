@@ -18,14 +18,13 @@ Method
    rows and the machine to the CSV.
 """
 import argparse
-import csv
 import json
 import os
 import shutil
 import statistics
 import tempfile
 
-from bench_common import cpu_model, run
+from bench_common import cpu_model, run, write_csv
 
 
 def main():
@@ -76,12 +75,7 @@ def main():
     summary = (f"{len(rows)} plans on {args.devices} ({cpu_model()}): median error "
                f"{100 * statistics.median(errors):.1f}%, worst {100 * max(errors):.1f}%")
     print("\n" + summary)
-    os.makedirs(os.path.dirname(args.csv), exist_ok=True)
-    with open(args.csv, "w", newline="") as f:
-        f.write(f"# {summary}; {args.repeats} compares x -n {args.n} per model\n")
-        writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(args.csv, f"{summary}; {args.repeats} compares x -n {args.n} per model", rows)
     shutil.rmtree(work)
 
 

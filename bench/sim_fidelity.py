@@ -25,14 +25,13 @@ Method
    worst over all plans are printed and written with the rows to the CSV.
 """
 import argparse
-import csv
 import json
 import os
 import shutil
 import statistics
 import tempfile
 
-from bench_common import cpu_model, run
+from bench_common import cpu_model, run, write_csv
 
 
 def main():
@@ -97,12 +96,7 @@ def main():
     errors = [r["error"] for r in rows]
     print(f"\n{len(rows)} plans on {args.devices} ({cpu_model()}): median error {100 * statistics.median(errors):.1f}%, "
           f"worst {100 * max(errors):.1f}%")
-    os.makedirs(os.path.dirname(args.csv), exist_ok=True)
-    with open(args.csv, "w", newline="") as f:
-        f.write(f"# {cpu_model()}, devices {args.devices}, {args.rounds} rounds x -n {args.n} -w {args.w}\n")
-        writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(args.csv, f"{cpu_model()}, devices {args.devices}, {args.rounds} rounds x -n {args.n} -w {args.w}", rows)
     shutil.rmtree(work)
 
 
