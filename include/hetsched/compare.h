@@ -77,10 +77,11 @@ struct Comparison {
   std::string best_sequential_device;
   double best_sequential_ms = 0;
   std::vector<SchedulerOutcome> schedulers;
-  // Real devices alone measured more than 20% off their prediction
-  // (prediction_drift_notes): their profile entries for this graph's launch
-  // units were marked stale in the database, so that the next profile
-  // measures them again instead of every later plan trusting them.
+  // Real devices alone measured more than kPredictionDriftTolerance off
+  // their prediction (prediction_drift_notes): their profile entries for
+  // this graph's launch units were marked stale in the database, so that the
+  // next profile measures them again instead of every later plan trusting
+  // them.
   std::vector<std::string> marked_stale;
 };
 
@@ -97,8 +98,11 @@ std::string cpu_union_device(const Platform& platform);
 // when it was profiled (another load on a shared machine, a changed clock);
 // either way every prediction for it is off by about as much. Empty without
 // measurements; emulated devices, held to their modeled times, are skipped.
+// The default tolerance, also where compare_schedulers marks a device's
+// profile entries stale (Comparison::marked_stale).
+constexpr double kPredictionDriftTolerance = 0.2;
 std::vector<std::string> prediction_drift_notes(const Comparison& comparison, const Platform& platform,
-                                                double tolerance = 0.2);
+                                                double tolerance = kPredictionDriftTolerance);
 
 // `cost` must be the model `platform` was calibrated with (open_cost_model);
 // `db_path` is where the union CPU device, if any, finds its profile.

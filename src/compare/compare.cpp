@@ -36,40 +36,46 @@ Plan sequential_plan(const Graph& graph, const Platform& platform, const CostMod
 
 }  // namespace
 
-std::vector<std::string> prediction_drift_notes(const Comparison& comparison, const Platform& platform,
-                                                double tolerance) {
-  std::vector<std::string> notes;
+namespace {
+
+// The real devices alone that measured more than `tolerance` off their
+// prediction, each with the fraction it was off (measured / predicted - 1).
+std::vector<std::pair<const SequentialBaseline*, double>> drifted_baselines(const Comparison& comparison,
+                                                                            const Platform& platform,
+                                                                            double tolerance) {
+  std::vector<std::pair<const SequentialBaseline*, double>> drifted;
   for (const SequentialBaseline& b : comparison.sequential) {
     int d = platform.find_device(b.device);  // -1: the union of the CPU core groups, a real device
     if ((d >= 0 && platform.devices[d].is_emulated()) || b.predicted_ms <= 0 || b.measured.p50_ms <= 0) continue;
     double off = b.measured.p50_ms / b.predicted_ms - 1;
-    if (std::abs(off) <= tolerance) continue;
+    if (std::abs(off) > tolerance) drifted.emplace_back(&b, off);
+  }
+  return drifted;
+}
+
+}  // namespace
+
+std::vector<std::string> prediction_drift_notes(const Comparison& comparison, const Platform& platform,
+                                                double tolerance) {
+  std::vector<std::string> notes;
+  for (auto [b, off] : drifted_baselines(comparison, platform, tolerance))
     notes.push_back(fmt::format(
         "{} alone measured {:.3f} ms where {:.3f} ms was predicted ({:+.0f}%), so its predictions here are off by "
         "about as much: its profile is incomplete, or the machine runs {} than when it was profiled (`hetsched "
         "profile` measures what is missing, with --force everything again)",
-        b.device, b.measured.p50_ms, b.predicted_ms, 100 * off, off > 0 ? "slower" : "faster"));
-  }
+        b->device, b->measured.p50_ms, b->predicted_ms, 100 * off, off > 0 ? "slower" : "faster"));
   return notes;
 }
 
 namespace {
 
-constexpr double kDriftTolerance = 0.2;
-
-// Comparison::marked_stale: each real device alone off its prediction by more
-// than kDriftTolerance gets its entries for the graph's units (fusion units,
-// single nodes, co-run times) marked stale.
+// Comparison::marked_stale: each device prediction_drift_notes names gets
+// its entries for the graph's units marked stale (mark_profile_stale).
 void mark_drifted_profiles_stale(Comparison& comparison, const Graph& graph, const Platform& platform,
                                  const Platform& union_platform, const std::string& db_path) {
-  for (const SequentialBaseline& b : comparison.sequential) {
-    if (b.predicted_ms <= 0 || b.measured.p50_ms <= 0 ||
-        std::abs(b.measured.p50_ms / b.predicted_ms - 1) <= kDriftTolerance)
-      continue;
-    const Platform& home = platform.find_device(b.device) >= 0 ? platform : union_platform;
-    int d = home.find_device(b.device);
-    if (d < 0 || home.devices[d].is_emulated() || home.devices[d].signature.empty()) continue;
-    if (mark_profile_stale(db_path, home, b.device, graph) > 0) comparison.marked_stale.push_back(b.device);
+  for (auto [b, off] : drifted_baselines(comparison, platform, kPredictionDriftTolerance)) {
+    const Platform& home = platform.find_device(b->device) >= 0 ? platform : union_platform;
+    if (mark_profile_stale(db_path, home, b->device, graph) > 0) comparison.marked_stale.push_back(b->device);
   }
 }
 

@@ -142,12 +142,12 @@ void check_extra_units(const Graph& graph, const std::vector<std::vector<NodeId>
   }
 }
 
-// An entry the profiler keeps: taken on a quiet machine and not marked
-// stale since. Any other is measured again.
 // A run or an entry is quiet when its threads waited less than max_wait; a
 // max_wait of 1 (or more) takes everything as quiet.
 bool quiet(double waited, double max_wait) { return max_wait >= 1 || waited < max_wait; }
 
+// An entry the profiler keeps: taken on a quiet machine and not marked
+// stale since. Any other is measured again.
 bool trusted(const std::optional<Measurement>& m, const ProfileOptions& options) {
   return m && !m->stale && quiet(m->waited, options.max_wait);
 }
@@ -290,13 +290,13 @@ class PassTimer {
   std::vector<std::string> signature_;  // per launch; empty when not timed
 };
 
+using Samples = std::map<std::string, std::vector<double>>;  // launch durations (µs) by signature
+
 // The timed runs of one pass: each run's samples and its share of waiting
 // (interference.h).
-using Samples = std::map<std::string, std::vector<double>>;  // by signature
-
 struct TimedRuns {
   std::vector<std::vector<Samples>> samples;  // per run, per device (one; several in a co-run pass)
-  std::vector<double> waited;                                       // per run
+  std::vector<double> waited;                 // per run
   int n_quiet(double max_wait) const {
     return static_cast<int>(std::count_if(waited.begin(), waited.end(), [&](double w) { return quiet(w, max_wait); }));
   }
@@ -311,9 +311,11 @@ TimedRuns time_runs(const ProfileOptions& options, int cores, size_t n_devices,
                     const std::function<double(std::vector<Samples>*)>& run_once,
                     const std::function<void()>& after_run) {
   TimedRuns runs;
-  for (int run = 0; run < options.warmups + options.repeats ||
-                    (runs.n_quiet(options.max_wait) < options.repeats && static_cast<int>(runs.waited.size()) < 2 * options.repeats);
-       ++run) {
+  auto more_needed = [&] {
+    return runs.n_quiet(options.max_wait) < options.repeats &&
+           static_cast<int>(runs.waited.size()) < 2 * options.repeats;
+  };
+  for (int run = 0; run < options.warmups + options.repeats || more_needed(); ++run) {
     bool timed = run >= options.warmups;
     std::vector<Samples> samples(n_devices);
     double before_ns = process_wait_ns();
@@ -327,8 +329,8 @@ TimedRuns time_runs(const ProfileOptions& options, int cores, size_t n_devices,
   return runs;
 }
 
-// The samples a pass keeps, appended to `samples` by signature: its quiet
-// runs when at least half the repeats were quiet (the load they were taken
+// The samples a pass keeps, per device, set in `samples`: its quiet runs
+// when at least half the repeats were quiet (the load they were taken
 // under: their median share of waiting), else every timed run, stored with
 // the share they waited so that the next profile measures them again.
 // Returns that share, and counts the runs in `load`.
@@ -336,10 +338,10 @@ double keep_quiet_runs(const TimedRuns& runs, const ProfileOptions& options, std
                        ProfileReport::Device* load) {
   bool quiet_enough = 2 * runs.n_quiet(options.max_wait) >= options.repeats;
   std::vector<double> kept_waited;
+  samples->assign(runs.samples.empty() ? 0 : runs.samples.front().size(), {});
   for (size_t r = 0; r < runs.samples.size(); ++r) {
     if (quiet_enough && !quiet(runs.waited[r], options.max_wait)) continue;
     kept_waited.push_back(runs.waited[r]);
-    samples->resize(runs.samples[r].size());
     for (size_t d = 0; d < runs.samples[r].size(); ++d)
       for (const auto& [sig, s] : runs.samples[r][d])
         (*samples)[d][sig].insert((*samples)[d][sig].end(), s.begin(), s.end());
@@ -353,11 +355,11 @@ double keep_quiet_runs(const TimedRuns& runs, const ProfileOptions& options, std
   return kept_waited.empty() ? 0 : kept_waited[kept_waited.size() / 2];
 }
 
-// Runs one pass (time_runs); appends each timed launch's durations (µs) of
-// the runs it keeps to `samples` by signature, and returns their share of
-// waiting (keep_quiet_runs).
+// Runs one pass (time_runs); sets `samples` to each timed launch's
+// durations (µs) in the runs it keeps, by signature, and returns their share
+// of waiting (keep_quiet_runs).
 double run_pass(const Graph& graph, const Platform& one_device, const Pass& pass, const TensorMap& inputs,
-                const ProfileOptions& options, std::map<std::string, std::vector<double>>* samples,
+                const ProfileOptions& options, Samples* samples,
                 std::map<std::string, std::string>* descriptions, const std::function<void()>& after_run,
                 ProfileReport::Device* load) {
   PassTimer timer(graph, pass, descriptions);
@@ -374,7 +376,7 @@ double run_pass(const Graph& graph, const Platform& one_device, const Pass& pass
         return wall_us;
       },
       after_run);
-  std::vector<Samples> kept{std::move(*samples)};
+  std::vector<Samples> kept;
   double waited = keep_quiet_runs(runs, options, &kept, load);
   *samples = std::move(kept.front());
   return waited;
@@ -417,7 +419,8 @@ std::vector<CorunGroup> plan_corun_work(const Graph& graph, const Platform& plat
     for (size_t m = 0; m < members.size(); ++m) {
       const PlatformDevice& device = platform.devices[static_cast<size_t>(members[m])];
       for (const std::string& sig : unit_signatures)
-        if (options.force || !trusted(db.find(device.signature, sig + kCorunSuffix), options)) group.to_store[m].insert(sig);
+        if (options.force || !trusted(db.find(device.signature, sig + kCorunSuffix), options))
+          group.to_store[m].insert(sig);
       for (ProfileReport::Device& entry : report->devices)
         if (entry.name == device.name) {
           entry.n_corun_measured = static_cast<int>(group.to_store[m].size());
@@ -473,7 +476,6 @@ double run_corun_pass(const Graph& graph, const std::vector<Platform>& one_devic
         return wall_us;
       },
       after_run);
-  samples->assign(n, {});
   return keep_quiet_runs(runs, options, samples, load);
 }
 

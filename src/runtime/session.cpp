@@ -156,8 +156,8 @@ MeasuredChoice settle_auto_by_measurement(const Graph& graph, Platform& platform
     std::string reason = fmt::format("auto: {} alone, measured against auto's plans (the session's choice says how)",
                                      device.name);
     for (auto& unit : fusion_units(graph)) launches.push_back({unit, d, 0, reason});
-    candidates.push_back({device.name + " alone", std::make_shared<const Plan>(build_plan(graph, *on, launches, "auto")),
-                          on, cost, true});
+    auto alone = std::make_shared<const Plan>(build_plan(graph, *on, launches, "auto"));
+    candidates.push_back({device.name + " alone", alone, on, cost, true});
   }
   ChoiceOptions choice_options;
   choice_options.cuda_graph = options.cuda_graph;

@@ -1055,7 +1055,8 @@ bool prefer(const LocalSearch& a, const LocalSearch& b, double ceiling_us) {
 // A candidate's placement as text: what tells two candidates apart.
 std::string placement_key(const std::vector<LaunchAssignment>& launches) {
   std::string key;
-  for (const LaunchAssignment& a : launches) key += fmt::format("{}.{}:{};", a.device, a.stream, fmt::join(a.nodes, ","));
+  for (const LaunchAssignment& a : launches)
+    key += fmt::format("{}.{}:{};", a.device, a.stream, fmt::join(a.nodes, ","));
   return key;
 }
 
@@ -1189,16 +1190,18 @@ std::vector<Plan> auto_plans(const Graph& graph, const Platform& platform, const
   std::set<std::string> seen{placement_key(launches)};
   std::vector<const Candidate*> order;
   for (const Candidate& c : candidates) order.push_back(&c);
-  std::stable_sort(order.begin(), order.end(), [](const Candidate* a, const Candidate* b) { return a->makespan_us < b->makespan_us; });
+  std::stable_sort(order.begin(), order.end(), [&](const Candidate* a, const Candidate* b) { return faster(*a, *b); });
   for (const Candidate* c : order) {
     if (plans.size() >= n_plans) break;
     if (!on_several_devices(c->launches) || !seen.insert(placement_key(c->launches)).second) continue;
     std::vector<LaunchAssignment> runner_up = c->launches;
     for (LaunchAssignment& a : runner_up)
-      a.reason = fmt::format("auto: runner-up, as {} placed it ({:.3f} ms): {}", c->name, c->makespan_us / 1e3, a.reason);
+      a.reason =
+          fmt::format("auto: runner-up, as {} placed it ({:.3f} ms): {}", c->name, c->makespan_us / 1e3, a.reason);
     Plan alternative = build_plan(graph, platform, runner_up, "auto");
     alternative.predicted_ms = c->makespan_us / 1e3;
-    alternative.notes.push_back(fmt::format("auto: the runner-up {} ({:.3f} ms simulated)", c->name, c->makespan_us / 1e3));
+    alternative.notes.push_back(
+        fmt::format("auto: the runner-up {} ({:.3f} ms simulated)", c->name, c->makespan_us / 1e3));
     plans.push_back(std::move(alternative));
   }
   return plans;

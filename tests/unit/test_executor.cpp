@@ -101,8 +101,8 @@ TEST_F(ExecutorTest, ConcurrentRunsOnSharedWorkersMatchSequential) {
   for (uint64_t seed : {1, 2, 3}) {
     ScheduleOptions options;
     options.seed = seed;
-    executors.push_back(
-        std::make_unique<Executor>(graph, make_scheduler("random")->schedule(graph, platform, *cost, options), platform, cost));
+    Plan plan = make_scheduler("random")->schedule(graph, platform, *cost, options);
+    executors.push_back(std::make_unique<Executor>(graph, plan, platform, cost));
   }
   std::vector<std::vector<TensorMap>> got(executors.size());
   std::vector<std::thread> threads;
