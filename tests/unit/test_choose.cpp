@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include "graph_test_util.h"
+#include "hetsched/compare.h"
+#include "hetsched/session.h"
+#include "onnx_model_util.h"
 #include "hetsched/choose.h"
 #include "hetsched/device.h"
 #include "hetsched/error.h"
@@ -107,6 +110,28 @@ TEST(PlatformWithCpuUnion, AddsOneDeviceOnAllTheCoresOfTheGroups) {
   // Nothing to add: one group, or the union already there.
   EXPECT_EQ(platform_with_cpu_union(wide).devices.size(), 3u);
   EXPECT_EQ(platform_with_cpu_union(make_platform(narrow.devices[0].name, "")).devices.size(), 1u);
+}
+
+// compare plans auto on the platform with the union device added, as a
+// Session does, and the other schedulers on the platform compared.
+TEST(PlatformWithCpuUnion, CompareGivesAutoTheUnionDevice) {
+  auto cores = describe_machine().usable_cores;
+  if (cores.size() < 2) GTEST_SKIP() << "needs two cores";
+  auto dir = testing::temp_dir("compare_union");
+  std::string db = (dir / "p.db").string();
+  Graph graph = load_model("zoo:squeezenet1_0");
+  Platform narrow = make_platform(fmt::format("cpu:{},cpu:{}", cores[0], cores[1]), "");
+  auto cost = open_cost_model(narrow, db, nullptr);
+  CompareOptions options;
+  options.schedulers = {"auto", "heft"};
+  Comparison c = compare_schedulers(graph, narrow, cost, db, options);
+  ASSERT_EQ(c.schedulers.size(), 2u);
+  const SchedulerOutcome& automatic = c.schedulers[0];
+  ASSERT_TRUE(automatic.plan) << automatic.error;
+  EXPECT_GE(automatic.platform->find_device(cpu_union_device(narrow)), 0);
+  EXPECT_EQ(automatic.platform->devices.size(), 3u);
+  EXPECT_EQ(c.schedulers[1].platform->devices.size(), 2u) << "heft";
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

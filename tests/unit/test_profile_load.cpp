@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "hetsched/compare.h"
 #include "hetsched/device.h"
@@ -156,6 +157,38 @@ TEST(ProfileUnderLoad, StaleEntriesAreMeasuredAgain) {
   ASSERT_GT(device_report(first, spec).n_measured, 0);
   EXPECT_EQ(device_report(profile_model(graph, platform, db, options), spec).n_measured, 0);
   EXPECT_GT(mark_profile_stale(db, platform, spec, graph), 0);
+  EXPECT_EQ(device_report(profile_model(graph, platform, db, options), spec).n_measured,
+            device_report(first, spec).n_measured);
+  std::filesystem::remove_all(dir);
+}
+
+// compare --measure: a device alone that runs far from what its profile
+// predicts gets its entries for the model marked stale, and the next
+// profile measures them again.
+TEST(ProfileUnderLoad, CompareMarksADeviceFarOffItsProfileStale) {
+  auto cores = describe_machine().usable_cores;
+  auto dir = testing::temp_dir("profile_drift");
+  std::string db = (dir / "p.db").string();
+  std::string spec = fmt::format("cpu:{}", cores[0]);
+  Graph graph = load_model("zoo:squeezenet1_0");
+  Platform platform = make_platform(spec, "");
+  ProfileOptions options = quick();
+  options.max_wait = 1;  // only staleness makes it measure again here
+  ModelProfile first = profile_model(graph, platform, db, options);
+  // A profile 5x too slow, as one taken while another process held the core.
+  sqlite3* handle = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(handle, "UPDATE launches SET median_us = median_us * 5", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(handle);
+
+  auto cost = open_cost_model(platform, db, nullptr);
+  CompareOptions compare;
+  compare.schedulers = {"sequential"};
+  compare.measure = true;
+  compare.warmups = 0;
+  compare.rounds = 1;
+  Comparison c = compare_schedulers(graph, platform, cost, db, compare);
+  ASSERT_EQ(c.marked_stale, std::vector<std::string>{spec});
   EXPECT_EQ(device_report(profile_model(graph, platform, db, options), spec).n_measured,
             device_report(first, spec).n_measured);
   std::filesystem::remove_all(dir);
