@@ -39,10 +39,12 @@
 #include "hetsched/plan.h"
 #include "hetsched/platform.h"
 #include "hetsched/session.h"
+#include "hetsched/throughput.h"
 
 namespace hetsched {
 
-class Executor;  // src/runtime/executor.h
+class Executor;     // src/runtime/executor.h
+class RequestPool;  // src/runtime/request_pool.h
 
 struct PlanCandidate {
   std::string name;  // what the reason names: "auto", "cpu:0-1 alone"
@@ -98,5 +100,41 @@ void rewarm(Executor& executor, const TensorMap& inputs);
 // The platform itself when there is no such union, or when it holds devices
 // other than real CPU core groups.
 Platform platform_with_cpu_union(const Platform& platform);
+
+// Choosing a throughput flow (throughput.h) by measurement, as a plan is
+// chosen above, with requests per second in place of a run's time: every
+// flow's workers get `warmups` untimed runs each; then rounds in which each
+// flow, in a rotated order, is rewarmed (every worker at once) and serves a
+// closed loop of requests, `in_flight` at a time, for about `window_ms`
+// (at least `min_requests` per worker), and its round's figure is its rate.
+// The fastest one-worker flow by median rate is the baseline; the fastest
+// flow of several workers replaces it only when plan_beats_baseline holds
+// for its per-round ratios of time per request (baseline rate / its rate).
+struct FlowChoiceOptions {
+  int warmups = 2;
+  int rounds = 5;
+  int max_rounds = 15;
+  double window_ms = 150;
+  int min_requests = 4;  // per worker and round
+  int in_flight = 0;     // requests kept in flight; 0 = each flow's worker count
+  double min_gain = 0.02;
+  double undecided = 0.03;
+  CudaGraphMode cuda_graph = CudaGraphMode::kAuto;
+};
+
+struct MeasuredFlowChoice {
+  size_t chosen = 0;           // index into the flows
+  std::vector<double> per_s;   // per flow: median requests per second over the rounds
+  std::vector<double> p50_ms;  // per flow: median request latency over every round's requests
+  int rounds = 0;
+  double ratio = 1;            // median per-round time per request, best flow of several workers / baseline
+  std::string reason;          // one line: what was measured and why the winner won
+  std::shared_ptr<RequestPool> pool;  // the winner's workers, warm from their measurement
+};
+
+// At least one flow must have one worker. Request i gets inputs[i % size].
+MeasuredFlowChoice choose_flow_by_measurement(const Graph& graph, const std::vector<RequestFlow>& flows,
+                                              const std::vector<TensorMap>& inputs,
+                                              const FlowChoiceOptions& options = {});
 
 }  // namespace hetsched

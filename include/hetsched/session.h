@@ -51,6 +51,13 @@ std::pair<std::string, Shape> parse_shape_override(const std::string& text);
 // kOff always enqueues step by step.
 enum class CudaGraphMode { kAuto, kOn, kOff };
 
+// kLatency: one request at a time over the devices, as fast as the plan
+// makes it. kThroughput: many requests at once, each on a device of its own
+// (a RequestFlow, throughput.h), chosen by measurement among the flows over
+// the devices: run() may be called from several threads and serves them
+// side by side.
+enum class RunMode { kLatency, kThroughput };
+
 struct SessionOptions {
   SessionOptions() = default;
   explicit SessionOptions(std::string devices_spec, bool reference_kernels = false)
@@ -91,6 +98,21 @@ struct SessionOptions {
   // candidates): done, total, what.
   std::function<void(int, int, const std::string&)> progress;
   CudaGraphMode cuda_graph = CudaGraphMode::kAuto;
+  RunMode mode = RunMode::kLatency;
+  // kThroughput: the requests callers keep in flight, for choosing the flow
+  // (its measured rate); 0 = as many as the flow has workers. The
+  // scheduler must be "sequential" (each worker runs its device's sequential
+  // plan) and no pins: a request runs on one device.
+  int concurrency = 0;
+};
+
+// A worker of a session's flow: its device, and what it served since the
+// session was made.
+struct WorkerLoad {
+  std::string device;
+  int64_t n_requests = 0;
+  int64_t n_failed = 0;
+  double busy_s = 0;  // time running requests
 };
 
 // What a session runs and how: kernels, fusion, fallbacks, memory.
@@ -113,7 +135,12 @@ struct ExecutionSummary {
   int n_events = 0;
   bool emulated = false;      // some device is emulated: its timings are modeled
   int n_emulation_overruns = 0;  // emulated steps whose real compute outlasted the model (last run)
-  std::string choice;  // how `auto`'s choice was checked by measurement, when it was
+  std::string choice;  // how `auto`'s choice (or the throughput flow) was checked by measurement, when it was
+  // RunMode::kThroughput: the flow ("side by side on cpu:0, cpu:1") and its
+  // workers' devices, fastest first; the other fields describe the first
+  // worker's plan.
+  std::string flow;
+  std::vector<std::string> workers;
   // With a GPU in the plan: "on" (captured into one CUDA Graph and replayed),
   // "off", or "off: the capture failed (<why>)" (run step by step instead).
   std::string cuda_graph;
@@ -140,8 +167,11 @@ class Session {
   // Runs the graph once. Every graph input must be given, with a dtype and a
   // shape matching the graph's (unknown dims match anything); an extra or
   // missing input is an ErrorCode::kInvalidInput naming it. Returns every
-  // graph output by name. Concurrent calls are serialised. With `trace`,
-  // also the run's timeline (one lane per device stream; see trace.h).
+  // graph output by name. Concurrent calls run side by side on the free
+  // workers of a throughput session (the first free worker, fastest first;
+  // first come, first served when none is free) and are serialised
+  // otherwise. With `trace`, also the run's timeline (one lane per device
+  // stream; see trace.h).
   TensorMap run(const TensorMap& inputs, Trace* trace = nullptr) const;
   // The checks run() makes on its inputs, alone: lets a caller that reads
   // inputs from files name the file of a wrong one before anything runs.
@@ -150,6 +180,10 @@ class Session {
   // Deterministic random inputs for every graph input (free dims set to 1):
   // floats uniform in [-1, 1), integers in [0, 10), bools alternating.
   TensorMap random_inputs(uint64_t seed = 0) const;
+
+  // Per worker of the flow (one in latency mode): requests served, failed
+  // and time busy since the session was made. Empty on reference kernels.
+  std::vector<WorkerLoad> loads() const;
 
  private:
   struct Backend;

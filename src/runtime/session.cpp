@@ -12,9 +12,11 @@
 #include "hetsched/device.h"
 #include "hetsched/profile.h"
 #include "hetsched/scheduler.h"
+#include "hetsched/throughput.h"
 #include "plan/plan_builder.h"
 #include "sched/auto.h"
 #include "runtime/executor.h"
+#include "runtime/request_pool.h"
 #include "graph/onnx_export.h"
 #include "graph/onnx_import.h"
 #include "graph/optimize.h"
@@ -105,8 +107,10 @@ struct Session::Backend {
   std::string choice;  // ExecutionSummary::choice
   std::vector<std::string> warnings;  // ExecutionSummary::warnings
   Platform platform;
-  std::shared_ptr<Executor> executor;  // null: reference kernels (shared: auto's comes from its measured choice)
-  std::mutex mutex;
+  // The workers; null: reference kernels. One worker in latency mode
+  // (auto's comes from its measured choice), the flow's in throughput mode.
+  std::shared_ptr<RequestPool> pool;
+  std::string flow;  // ExecutionSummary::flow
 };
 
 namespace {
@@ -124,6 +128,13 @@ Plan session_plan(const Graph& graph, Platform& platform, const SessionOptions& 
   auto scheduler = make_scheduler(options.scheduler);
   if (!cost) cost = open_cost_model(platform, options.profile_db, warnings);
   return scheduler->schedule(graph, platform, *cost, ScheduleOptions{});
+}
+
+// A latency session's workers: its executor alone.
+std::shared_ptr<RequestPool> one_worker_pool(std::shared_ptr<Executor> executor, const Platform& platform) {
+  std::string device = executor->summary().device;
+  return std::make_shared<RequestPool>(std::vector<RequestPool::Worker>{
+      {device, std::move(executor), std::make_shared<const Platform>(platform)}});
 }
 
 // `auto` on real devices, measured before it is trusted (choose.h): its
@@ -167,6 +178,79 @@ MeasuredChoice settle_auto_by_measurement(const Graph& graph, Platform& platform
   return choice;
 }
 
+// RunMode::kThroughput: the flows over the devices (throughput.h), each
+// predicted; the best predicted of one worker and of several measured
+// (choose.h), the winner kept. First, as for auto, what the profile
+// database lacks or no longer trusts is profiled. `platform` becomes the
+// winner's; `flow` its name.
+MeasuredFlowChoice settle_flow_by_measurement(const Graph& graph, Platform& platform, const SessionOptions& options,
+                                              std::vector<std::string>* warnings, std::string* flow) {
+  if (options.scheduler != "sequential" || !options.plan.empty() || !platform.pinned.empty())
+    throw Error(ErrorCode::kUsage, "throughput mode runs each request on one device with its sequential plan: "
+                                   "a scheduler, a plan file or pins are for latency mode");
+  if (options.concurrency < 0)
+    throw Error(ErrorCode::kUsage, fmt::format("concurrency: expected 0 or more, got {}", options.concurrency));
+  if (options.profile_first && !platform.has_emulated()) {
+    ProfileOptions profile;
+    profile.progress = options.progress;
+    Platform wide = platform_with_cpu_union(platform);
+    ModelProfile done = profile_model(graph, wide, options.profile_db, profile);
+    for (const std::string& line : profile_load_warnings(done.report)) warnings->push_back("profile: " + line);
+  }
+  std::vector<RequestFlow> flows = flow_candidates(
+      graph, platform, [&](Platform& p) { return open_cost_model(p, options.profile_db, warnings); });
+  if (flows.empty())
+    throw Error(ErrorCode::kUnsupported,
+                "throughput mode: no device runs the whole graph: " + platform.refusals(graph));
+  std::vector<FlowPrediction> predicted;
+  for (RequestFlow& f : flows) {
+    FlowPrediction p = predict_flow(graph, f, options.concurrency);
+    // The fastest worker first: it takes a request whenever it is free.
+    std::vector<size_t> order(f.workers.size());
+    for (size_t w = 0; w < order.size(); ++w) order[w] = w;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p.alone_ms[a] < p.alone_ms[b]; });
+    std::vector<FlowWorker> workers;
+    for (size_t w : order) workers.push_back(f.workers[w]);
+    f.workers = std::move(workers);
+    predicted.push_back(p);
+  }
+  std::vector<size_t> ranked(flows.size());
+  for (size_t f = 0; f < ranked.size(); ++f) ranked[f] = f;
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](size_t a, size_t b) { return predicted[a].per_s > predicted[b].per_s; });
+  // Measured: per kind (one worker, several), the best predicted and the
+  // runner-up when predicted within 20% of it.
+  std::vector<RequestFlow> measured;
+  std::vector<double> measured_prediction;
+  double best_one = 0, best_several = 0;
+  int n_one = 0, n_several = 0;
+  for (size_t f : ranked) {
+    bool one = flows[f].one_device();
+    int& n = one ? n_one : n_several;
+    double& best = one ? best_one : best_several;
+    if (n >= 2 || predicted[f].per_s < 0.8 * best) continue;
+    best = std::max(best, predicted[f].per_s);
+    ++n;
+    measured.push_back(flows[f]);
+    measured_prediction.push_back(predicted[f].per_s);
+  }
+  FlowChoiceOptions choice_options;
+  choice_options.in_flight = options.concurrency;
+  choice_options.cuda_graph = options.cuda_graph;
+  std::vector<TensorMap> inputs;
+  for (uint64_t seed = 0; seed < 4; ++seed) inputs.push_back(random_inputs(graph, seed));
+  MeasuredFlowChoice choice = choose_flow_by_measurement(graph, measured, inputs, choice_options);
+  std::vector<std::string> predictions;
+  for (size_t f = 0; f < measured.size(); ++f)
+    predictions.push_back(fmt::format("{} {:.1f}", measured[f].name, measured_prediction[f]));
+  choice.reason = fmt::format("throughput: {} (predicted requests/s: {})", choice.reason, fmt::join(predictions, ", "));
+  const RequestFlow& winner = measured[choice.chosen];
+  *flow = winner.name;
+  platform = *winner.platform;
+  choice.pool->reset_loads();
+  return choice;
+}
+
 }  // namespace
 
 Session::Session(Graph graph, const SessionOptions& options)
@@ -190,18 +274,26 @@ Session::Session(Graph graph, const SessionOptions& options)
   std::shared_ptr<const CostModel> cost;
   if (b.platform.has_emulated()) cost = open_cost_model(b.platform, options.profile_db, &b.warnings);
   Plan plan;
+  if (options.mode == RunMode::kThroughput) {
+    if (std::string warning = openmp_waits_warning(b.platform); !warning.empty()) b.warnings.push_back(warning);
+    MeasuredFlowChoice choice = settle_flow_by_measurement(*graph_, b.platform, options, &b.warnings, &b.flow);
+    b.choice = choice.reason;
+    b.pool = std::move(choice.pool);
+    return;
+  }
   bool measure_auto = options.scheduler == "auto" && options.plan.empty() && options.verify_auto &&
                       !b.platform.has_emulated();
   if (measure_auto) {
     if (std::string warning = openmp_waits_warning(b.platform); !warning.empty()) b.warnings.push_back(warning);
     MeasuredChoice choice = settle_auto_by_measurement(*graph_, b.platform, options, &b.warnings);
     b.choice = choice.reason;
-    b.executor = std::move(choice.executor);
+    b.pool = one_worker_pool(std::move(choice.executor), b.platform);
     return;
   }
   plan = session_plan(*graph_, b.platform, options, cost, &b.warnings);
   try {
-    b.executor = std::make_unique<Executor>(*graph_, std::move(plan), b.platform, cost, options.cuda_graph);
+    b.pool = one_worker_pool(
+        std::make_shared<Executor>(*graph_, std::move(plan), b.platform, cost, options.cuda_graph), b.platform);
   } catch (const Error& e) {
     // One device and free dims: the reference kernels derive shapes as they go.
     if (e.code() != ErrorCode::kUnsupported || !one_cpu_device || !options.plan.empty()) throw;
@@ -217,13 +309,21 @@ Session& Session::operator=(Session&&) noexcept = default;
 Session::~Session() = default;
 
 ExecutionSummary Session::summary() const {
-  ExecutionSummary summary = backend_->executor ? backend_->executor->summary() : backend_->summary;
-  summary.choice = backend_->choice;
-  summary.warnings = backend_->warnings;
+  const Backend& b = *backend_;
+  ExecutionSummary summary = b.pool ? b.pool->workers()[0].executor->summary() : b.summary;
+  summary.choice = b.choice;
+  summary.warnings = b.warnings;
+  summary.flow = b.flow;
+  if (b.pool && !b.flow.empty()) {
+    for (const RequestPool::Worker& w : b.pool->workers()) summary.workers.push_back(w.device);
+    summary.device = fmt::format("{}", fmt::join(summary.workers, ","));
+  }
   return summary;
 }
 
-const Plan* Session::plan() const { return backend_->executor ? &backend_->executor->plan() : nullptr; }
+std::vector<WorkerLoad> Session::loads() const { return backend_->pool ? backend_->pool->loads() : std::vector<WorkerLoad>{}; }
+
+const Plan* Session::plan() const { return backend_->pool ? &backend_->pool->workers()[0].executor->plan() : nullptr; }
 const Platform& Session::platform() const { return backend_->platform; }
 
 Session Session::load(const std::string& model, const LoadOptions& options, const SessionOptions& session_options) {
@@ -257,12 +357,13 @@ void Session::check_inputs(const TensorMap& inputs) const {
 TensorMap Session::run(const TensorMap& inputs, Trace* trace) const {
   check_inputs(inputs);
   Backend& b = *backend_;
-  std::lock_guard<std::mutex> lock(b.mutex);
-  if (!b.executor) return run_reference(*graph_, inputs);
-  if (!trace) return b.executor->run(inputs);
+  if (!b.pool) return run_reference(*graph_, inputs);
+  if (!trace) return b.pool->run(inputs);
   RunTimeline timeline;
-  TensorMap outputs = b.executor->run(inputs, &timeline);
-  *trace = timeline_trace(timeline, b.executor->plan(), *graph_, b.platform);
+  size_t w = 0;
+  TensorMap outputs = b.pool->run(inputs, &timeline, &w);
+  const RequestPool::Worker& worker = b.pool->workers()[w];
+  *trace = timeline_trace(timeline, worker.executor->plan(), *graph_, *worker.platform);
   return outputs;
 }
 

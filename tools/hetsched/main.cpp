@@ -21,6 +21,7 @@
 #include "hetsched/device.h"
 #include "hetsched/scheduler.h"
 #include "hetsched/session.h"
+#include "hetsched/throughput.h"
 #include "hetsched/trace.h"
 #include "hetsched/tensor_io.h"
 #include "hetsched/zoo.h"
@@ -70,15 +71,6 @@ void print_summary(const ExecutionSummary& s, bool verbose) {
     for (const auto& f : s.fallbacks) fmt::print("  reference: {}\n", f);
 }
 
-double percentile(std::vector<double> sorted, double p) {
-  if (sorted.empty()) return 0;
-  std::sort(sorted.begin(), sorted.end());
-  double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
-  size_t lo = static_cast<size_t>(std::floor(rank));
-  size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - static_cast<double>(lo));
-}
-
 // ---------------------------------------------------------------- run
 struct RunCommand {
   ModelOptions model;
@@ -90,9 +82,12 @@ struct RunCommand {
   std::string trace_path;
   uint64_t seed = 0;
   bool verbose = false;
+  std::string mode = "latency";
+  int concurrency = 0;
+  CLI::Option* iterations_option = nullptr;
 
   void add_to(CLI::App& app) {
-    auto* cmd = app.add_subcommand("run", "run a model and report its latency");
+    auto* cmd = app.add_subcommand("run", "run a model and report its latency, or its throughput with --mode throughput");
     model.add_to(cmd);
     model.add_reference_flag(cmd);
     model.add_plan_options(cmd);
@@ -102,7 +97,17 @@ struct RunCommand {
     cmd->add_option("--input", inputs, "input tensor NAME=FILE (.npy or .pb); random data when omitted (repeatable)");
     cmd->add_option("--output-dir", output_dir, "write each output as NAME.npy into this folder");
     // CLI::Range, not CLI::NonNegativeNumber, whose message spells out DBL_MAX.
-    cmd->add_option("-n,--iterations", iterations, "timed runs")->check(CLI::Range(0, 1000000))->capture_default_str();
+    iterations_option = cmd->add_option("-n,--iterations", iterations, "timed runs (requests with --mode throughput: 100 by default)")
+                            ->check(CLI::Range(0, 1000000))
+                            ->capture_default_str();
+    cmd->add_option("--mode", mode,
+                    "latency: one request at a time over the devices; throughput: many requests at once, each on a "
+                    "device of its own, the flow chosen by measurement (docs/throughput.md)")
+        ->check(CLI::IsMember({"latency", "throughput"}))
+        ->capture_default_str();
+    cmd->add_option("--concurrency", concurrency,
+                    "with --mode throughput: requests kept in flight (default: one per worker of the chosen flow)")
+        ->check(CLI::Range(1, 4096));
     cmd->add_option("-w,--warmup", warmups, "untimed warm-up runs after the first run")
         ->check(CLI::Range(0, 1000000))
         ->capture_default_str();
@@ -119,6 +124,14 @@ struct RunCommand {
       throw Error(ErrorCode::kIo, fmt::format("--output-dir {}: exists and is not a folder", output_dir));
     auto load_start = Clock::now();
     SessionOptions session_options = model.session_options();
+    bool throughput = mode == "throughput";
+    if (throughput) {
+      if (!trace_path.empty()) throw Error(ErrorCode::kUsage, "--trace: a timeline of one request is for --mode latency");
+      session_options.mode = RunMode::kThroughput;
+      session_options.concurrency = concurrency;
+    } else if (concurrency > 0) {
+      throw Error(ErrorCode::kUsage, "--concurrency: only with --mode throughput");
+    }
     cli::ProgressBar bar;  // auto profiles what the database lacks first
     session_options.progress = [&bar](int done, int total, const std::string& what) { bar.update(done, total, what); };
     Session session = Session::load(model.model, model.load_options(), session_options);
@@ -152,6 +165,7 @@ struct RunCommand {
     fmt::print("model: {} ({} nodes, {:.2f} GFLOPs), loaded in {:.1f} ms\n", model.model, g.nodes.size(),
                g.total_flops() / 1e9, load_ms);
     print_summary(session.summary(), verbose);
+    if (throughput) return execute_throughput(session, feeds, load_ms);
     auto first_start = Clock::now();
     TensorMap outputs = session.run(feeds);
     double first_ms = ms_since(first_start);
@@ -183,6 +197,78 @@ struct RunCommand {
       fmt::print("trace ({}) written to {}\n", trace.kind, trace_path);
     }
 
+    write_outputs(outputs);
+    if (!json_path.empty()) {
+      nlohmann::json j = {{"model", model.model},       {"nodes", g.nodes.size()}, {"load_ms", load_ms},
+                          {"first_run_ms", first_ms},    {"runs", iterations},      {"warmups", warmups},
+                          {"p50_ms", p50},               {"p90_ms", p90},           {"p99_ms", p99},
+                          {"runs_per_s", runs_per_s},    {"times_ms", times}};
+      write_json(j);
+    }
+    return 0;
+  }
+
+  // --mode throughput: N requests, K in flight, on the session's flow.
+  int execute_throughput(const Session& session, const TensorMap& feeds, double load_ms) {
+    int n = iterations_option->count() ? iterations : 100;
+    ExecutionSummary summary = session.summary();
+    int in_flight = concurrency > 0 ? concurrency : static_cast<int>(summary.workers.size());
+    // Distinct random inputs (16 at most, cycled) unless inputs were given.
+    std::vector<TensorMap> requests{feeds};
+    if (inputs.empty())
+      for (uint64_t i = 1; i < static_cast<uint64_t>(std::min(n, 16)); ++i) requests.push_back(session.random_inputs(seed + i));
+    TensorMap outputs = session.run(feeds);
+    if (warmups > 0)
+      run_closed_loop(warmups * in_flight, in_flight, [&](int i) { session.run(requests[static_cast<size_t>(i) % requests.size()]); });
+    std::vector<WorkerLoad> before = session.loads();
+    LoadResult r;
+    if (n > 0) r = run_closed_loop(n, in_flight, [&](int i) { session.run(requests[static_cast<size_t>(i) % requests.size()]); });
+    std::vector<WorkerLoad> after = session.loads();
+    fmt::print("throughput: {}, {} request{} in flight\n", summary.flow, in_flight, in_flight > 1 ? "s" : "");
+    if (n > 0)
+      fmt::print("requests: {}  throughput: {:.1f} requests/s  latency p50: {:.2f} ms  p90: {:.2f} ms  p99: {:.2f} ms\n",
+                 r.n_requests, r.per_s, r.p50_ms, r.p90_ms, r.p99_ms);
+    nlohmann::json served = nlohmann::json::array();
+    std::vector<std::string> shares;
+    for (size_t w = 0; w < after.size(); ++w) {
+      int64_t count = after[w].n_requests - before[w].n_requests;
+      double busy = after[w].busy_s - before[w].busy_s;
+      shares.push_back(fmt::format("{} {} ({:.0f}% busy)", after[w].device, count,
+                                   r.seconds > 0 ? 100 * busy / r.seconds : 0));
+      served.push_back({{"device", after[w].device}, {"requests", count}, {"busy_s", busy}});
+    }
+    if (n > 0) fmt::print("served: {}\n", fmt::join(shares, ", "));
+    for (const auto& [name, t] : outputs) fmt::print("output {}: {}\n", name, t.description());
+    write_outputs(outputs);
+    if (!json_path.empty()) {
+      nlohmann::json j = {{"model", model.model},
+                          {"mode", "throughput"},
+                          {"load_ms", load_ms},
+                          {"flow", summary.flow},
+                          {"workers", summary.workers},
+                          {"choice", summary.choice},
+                          {"requests", r.n_requests},
+                          {"in_flight", in_flight},
+                          {"seconds", r.seconds},
+                          {"throughput_per_s", r.per_s},
+                          {"p50_ms", r.p50_ms},
+                          {"p90_ms", r.p90_ms},
+                          {"p99_ms", r.p99_ms},
+                          {"served", served},
+                          {"latencies_ms", r.latencies_ms}};
+      write_json(j);
+    }
+    return 0;
+  }
+
+  void write_json(const nlohmann::json& j) const {
+    std::ofstream out(json_path);
+    if (!out) throw Error(ErrorCode::kIo, fmt::format("{}: cannot open for writing", json_path));
+    out << j.dump(2) << "\n";
+  }
+
+  void write_outputs(const TensorMap& outputs) const {
+    std::error_code ec;
     if (!output_dir.empty()) {
       fs::create_directories(output_dir, ec);
       if (ec)
@@ -194,16 +280,6 @@ struct RunCommand {
       }
       fmt::print("outputs written to {}\n", output_dir);
     }
-    if (!json_path.empty()) {
-      nlohmann::json j = {{"model", model.model},       {"nodes", g.nodes.size()}, {"load_ms", load_ms},
-                          {"first_run_ms", first_ms},    {"runs", iterations},      {"warmups", warmups},
-                          {"p50_ms", p50},               {"p90_ms", p90},           {"p99_ms", p99},
-                          {"runs_per_s", runs_per_s},    {"times_ms", times}};
-      std::ofstream out(json_path);
-      if (!out) throw Error(ErrorCode::kIo, fmt::format("{}: cannot open for writing", json_path));
-      out << j.dump(2) << "\n";
-    }
-    return 0;
   }
 
   // Output names may hold '/' or ':'; file names may not.
