@@ -61,6 +61,15 @@ bench-auto: build
 
 # Every scheduler's plan predicted and measured as compare shows them, on
 # googlenet, inception_v3 and mobilenet_v2 (minutes; see bench/README.md).
+# Throughput mode (--mode throughput on cpu:0,cpu:1) against one request at a
+# time on both cores, over the zoo CNNs, a BERT encoder and torchvision
+# exports, interleaved rounds (about 15 minutes; see bench/README.md).
+# Results in bench/results/throughput.csv.
+.PHONY: bench-throughput
+bench-throughput: build
+	/usr/bin/python3 bench/throughput.py --hetsched $(BUILD_DIR)/hetsched \
+	  --torchvision densenet121,shufflenet_v2_x1_0,efficientnet_b0,mobilenet_v3_small,regnet_x_400mf
+
 .PHONY: bench-compare-fidelity
 bench-compare-fidelity: build
 	/usr/bin/python3 bench/compare_fidelity.py --hetsched $(BUILD_DIR)/hetsched
