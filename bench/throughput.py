@@ -32,7 +32,6 @@ import math
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 
 from bench_common import cpu_model, run, write_csv

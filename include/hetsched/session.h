@@ -115,6 +115,13 @@ struct WorkerLoad {
   double busy_s = 0;  // time running requests
 };
 
+// How one run went: how long it waited for a free worker, then ran on it.
+struct RunTiming {
+  double queue_s = 0;
+  double compute_s = 0;
+  std::string worker;  // the worker's device
+};
+
 // What a session runs and how: kernels, fusion, fallbacks, memory.
 struct ExecutionSummary {
   std::string device;         // "cpu:0-1", "cpu:0,cpu:1", or "reference"
@@ -171,8 +178,8 @@ class Session {
   // workers of a throughput session (the first free worker, fastest first;
   // first come, first served when none is free) and are serialised
   // otherwise. With `trace`, also the run's timeline (one lane per device
-  // stream; see trace.h).
-  TensorMap run(const TensorMap& inputs, Trace* trace = nullptr) const;
+  // stream; see trace.h); with `timing`, its queue and compute time.
+  TensorMap run(const TensorMap& inputs, Trace* trace = nullptr, RunTiming* timing = nullptr) const;
   // The checks run() makes on its inputs, alone: lets a caller that reads
   // inputs from files name the file of a wrong one before anything runs.
   void check_inputs(const TensorMap& inputs) const;

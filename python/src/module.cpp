@@ -230,7 +230,8 @@ class PySession {
  public:
   PySession(const std::string& model, const py::object& devices, const std::string& scheduler,
             const py::object& platform, const py::object& plan, const py::object& db, const py::object& shapes,
-            const py::object& params, bool reference, const py::object& pins, const py::object& cuda_graph)
+            const py::object& params, bool reference, const py::object& pins, const py::object& cuda_graph,
+            const std::string& mode, int concurrency)
       : model_(model) {
     if (!platform.is_none()) options_.platform = platform.cast<std::string>();
     // Like the CLI: a platform file alone means its devices only.
@@ -241,6 +242,10 @@ class PySession {
     if (!plan.is_none()) options_.plan = plan.cast<std::string>();
     if (!db.is_none()) options_.profile_db = db.cast<std::string>();
     options_.pins = to_strings(pins, "pins");
+    if (mode != "latency" && mode != "throughput")
+      throw Error(ErrorCode::kUsage, fmt::format("mode: expected 'latency' or 'throughput', got '{}'", mode));
+    options_.mode = mode == "throughput" ? RunMode::kThroughput : RunMode::kLatency;
+    options_.concurrency = concurrency;
     if (!cuda_graph.is_none()) {
       std::string mode = py::str(cuda_graph).cast<std::string>();
       if (mode != "on" && mode != "off")
@@ -341,6 +346,21 @@ class PySession {
     out["n_emulation_overruns"] = s.n_emulation_overruns;
     out["choice"] = s.choice;
     out["cuda_graph"] = s.cuda_graph;
+    out["flow"] = s.flow;
+    out["workers"] = s.workers;
+    return out;
+  }
+
+  py::list loads() const {
+    py::list out;
+    for (const WorkerLoad& load : session_->loads()) {
+      py::dict d;
+      d["device"] = load.device;
+      d["requests"] = load.n_requests;
+      d["failed"] = load.n_failed;
+      d["busy_s"] = load.busy_s;
+      out.append(d);
+    }
     return out;
   }
 
@@ -631,11 +651,12 @@ PYBIND11_MODULE(_hetsched, m) {
                         "Failures raise hetsched.Error with the engine's message.")
       .def(py::init<const std::string&, const py::object&, const std::string&, const py::object&, const py::object&,
                     const py::object&, const py::object&, const py::object&, bool, const py::object&,
-                    const py::object&>(),
+                    const py::object&, const std::string&, int>(),
            py::arg("model"), py::arg("devices") = py::none(), py::arg("scheduler") = "sequential",
            py::arg("platform") = py::none(), py::arg("plan") = py::none(), py::arg("db") = py::none(),
            py::arg("shapes") = py::none(), py::arg("params") = py::none(), py::arg("reference") = false,
-           py::arg("pins") = py::none(), py::arg("cuda_graph") = py::none(),
+           py::arg("pins") = py::none(), py::arg("cuda_graph") = py::none(), py::arg("mode") = "latency",
+           py::arg("concurrency") = 0,
            "Loads `model` and plans it.\n\n"
            "model: an .onnx file or 'zoo:NAME' (see zoo_models()).\n"
            "devices: a device spec such as 'cpu', 'cpu:0-1', 'cpu:0,cpu:1', 'cpu:0,emu:npu'. Default: 'cpu', or "
@@ -649,13 +670,21 @@ PYBIND11_MODULE(_hetsched, m) {
            "reference: run every node with the plain C++ reference kernels (the ground truth) instead.\n"
            "pins: 'NODE_OR_OP=DEVICE' strings placing nodes on devices, where this build supports it.\n"
            "cuda_graph: 'on' or 'off' (None: on when every lane of the plan is on one GPU): run a plan on one GPU "
-           "as one captured CUDA Graph, or step by step; summary['cuda_graph'] says which ran.")
+           "as one captured CUDA Graph, or step by step; summary['cuda_graph'] says which ran.\n"
+           "mode: 'latency' (one request at a time over the devices) or 'throughput': many requests at once, "
+           "each on a device of its own, the flow chosen by measurement (docs/throughput.md); run() may then be "
+           "called from several threads and serves them side by side. summary['flow'] and summary['workers'] "
+           "say what was chosen.\n"
+           "concurrency: with mode='throughput', the requests callers keep in flight (0: one per worker).")
       .def("run", &PySession::run, py::arg("inputs"),
            "Runs the model once on a dict name -> numpy array and returns a dict name -> numpy array.\n\n"
            "Every graph input must be given with the graph's dtype and shape (unknown dims match anything); "
            "a wrong, missing or extra input raises hetsched.InvalidInputError naming it. C-contiguous, "
            "aligned arrays are read in place; others are copied once. The outputs are the engine's own "
            "buffers (no copy) and stay valid after the Session is gone. The GIL is released while it runs.")
+      .def_property_readonly("loads", &PySession::loads,
+                             "Per worker of the flow (one in latency mode): a dict device, requests, failed and "
+                             "busy_s (time running requests) since the session was made.")
       .def_property_readonly("plan", &PySession::plan,
                              "The plan the session runs, as a dict (the plan file's JSON, see docs/plans.md): "
                              "devices, lanes of steps, placements; None on reference kernels.")

@@ -340,6 +340,37 @@ class SessionTest(unittest.TestCase):
             np.testing.assert_array_equal(r, expected)
 
 
+    @unittest.skipUnless(len(os.sched_getaffinity(0)) >= 2, "needs two cores")
+    def test_throughput_mode_serves_threads_side_by_side(self):
+        cores = sorted(os.sched_getaffinity(0))[:2]
+        s = bert(devices=f"cpu:{cores[0]},cpu:{cores[1]}", mode="throughput")
+        summary = s.summary
+        self.assertIn("throughput: ", summary["choice"])
+        self.assertTrue(summary["flow"])
+        self.assertEqual(len(summary["workers"]), len(s.loads))
+        feeds = [s.random_inputs(seed=k) for k in range(3)]
+        reference = bert(reference=True)
+        expected = [reference.run(f)["output"] for f in feeds]
+        errors = []
+
+        def work(k):
+            try:
+                for _ in range(4):
+                    np.testing.assert_allclose(s.run(feeds[k])["output"], expected[k], rtol=1e-4, atol=1e-5)
+            except Exception as e:  # noqa: BLE001
+                errors.append(e)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(sum(load["requests"] for load in s.loads), 12)
+        with self.assertRaises(hetsched.UsageError):
+            bert(mode="fastest")
+
+
 class ExportTest(unittest.TestCase):
     def test_exported_model_loads_by_path(self):
         path = os.path.join(TMP, "bert.onnx")

@@ -13,8 +13,9 @@ RequestPool::RequestPool(std::vector<Worker> workers)
   for (const Worker& w : workers_) loads_.push_back({w.device, 0, 0, 0});
 }
 
-TensorMap RequestPool::run(const TensorMap& inputs, RunTimeline* timeline, size_t* worker) {
+TensorMap RequestPool::run(const TensorMap& inputs, RunTimeline* timeline, size_t* worker, RunTiming* timing) {
   size_t w = 0;
+  auto arrival = std::chrono::steady_clock::now();
   {
     std::unique_lock<std::mutex> lock(mutex_);
     uint64_t ticket = next_ticket_++;
@@ -31,6 +32,7 @@ TensorMap RequestPool::run(const TensorMap& inputs, RunTimeline* timeline, size_
   auto start = std::chrono::steady_clock::now();
   auto release = [&](bool failed) {
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (timing) *timing = {std::chrono::duration<double>(start - arrival).count(), s, workers_[w].device};
     {
       std::lock_guard<std::mutex> lock(mutex_);
       busy_[w] = false;

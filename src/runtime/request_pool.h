@@ -36,8 +36,10 @@ class RequestPool {
   explicit RequestPool(std::vector<Worker> workers);
 
   // Runs one request on the first free worker; `timeline` (optional) gets
-  // its run's timeline and `worker` the index of the worker that ran it.
-  TensorMap run(const TensorMap& inputs, RunTimeline* timeline = nullptr, size_t* worker = nullptr);
+  // its run's timeline, `worker` the index of the worker that ran it and
+  // `timing` its wait and run time.
+  TensorMap run(const TensorMap& inputs, RunTimeline* timeline = nullptr, size_t* worker = nullptr,
+                RunTiming* timing = nullptr);
 
   const std::vector<Worker>& workers() const { return workers_; }
   // Per worker: requests served and time busy since construction or the

@@ -1,6 +1,7 @@
 #include "hetsched/session.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <mutex>
 #include <random>
@@ -354,14 +355,19 @@ void Session::check_inputs(const TensorMap& inputs) const {
   }
 }
 
-TensorMap Session::run(const TensorMap& inputs, Trace* trace) const {
+TensorMap Session::run(const TensorMap& inputs, Trace* trace, RunTiming* timing) const {
   check_inputs(inputs);
   Backend& b = *backend_;
-  if (!b.pool) return run_reference(*graph_, inputs);
-  if (!trace) return b.pool->run(inputs);
+  if (!b.pool) {
+    auto start = std::chrono::steady_clock::now();
+    TensorMap outputs = run_reference(*graph_, inputs);
+    if (timing) *timing = {0, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), "reference"};
+    return outputs;
+  }
+  if (!trace) return b.pool->run(inputs, nullptr, nullptr, timing);
   RunTimeline timeline;
   size_t w = 0;
-  TensorMap outputs = b.pool->run(inputs, &timeline, &w);
+  TensorMap outputs = b.pool->run(inputs, &timeline, &w, timing);
   const RequestPool::Worker& worker = b.pool->workers()[w];
   *trace = timeline_trace(timeline, worker.executor->plan(), *graph_, *worker.platform);
   return outputs;

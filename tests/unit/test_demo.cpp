@@ -58,11 +58,14 @@ TEST(DemoCli, ProfilesPlansRunsChecksAndReportsOnThisMachine) {
   auto r = run_cli("demo zoo:squeezenet1_0 --schedulers heft,sequential -w 0 -n 2 --report " + report + " --trace " +
                    trace);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char* part : {"[1/5] devices", "[2/5] profiling", "launch units measured", "[3/5] planning",
-                           "[4/5] running the fastest", "fastest: ", "outputs identical to sequential on",
-                           "[5/5] comparison", "lower bound:", "best sequential:", "heft", "report written to"})
+  for (const char* part : {"[1/6] devices", "[2/6] profiling", "launch units measured", "[3/6] planning",
+                           "[4/6] running the fastest", "fastest: ", "outputs identical to sequential on",
+                           "[5/6] comparison", "lower bound:", "best sequential:", "heft", "[6/6] many requests",
+                           "throughput: ", "requests/s, request latency p50", "one request at a time on",
+                           "report written to"})
     expect_contains(r.output, part);
   std::string page = read_file(fs::path(report) / "index.html");
+  expect_contains(page, "many requests at once: ");
   expect_contains(page, "<svg");
   expect_contains(page, "heft");
   expect_contains(page, "outputs identical to sequential");
@@ -77,6 +80,7 @@ TEST(DemoCli, EmulatedPlatformAndBadInput) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   expect_contains(r.output, "emu:npu");
   expect_contains(r.output, "(emulated)");
+  expect_contains(r.output, "skipped: emulated devices serve no real requests");
   expect_contains(r.output, "outputs ");
 
   auto missing = run_cli("demo " + (folder.root / "nope.onnx").string());

@@ -20,6 +20,7 @@
 #include "hetsched/report.h"
 #include "hetsched/scheduler.h"
 #include "hetsched/session.h"
+#include "hetsched/throughput.h"
 #include "runtime/executor.h"
 
 namespace {
@@ -71,7 +72,7 @@ struct DemoCommand {
     cmd->add_option("--trace", trace_path, "write the best plan's checked run as a Chrome trace (Perfetto)");
   }
 
-  static void step(int k, const std::string& what) { fmt::print("\n[{}/5] {}\n", k, what); }
+  static void step(int k, const std::string& what) { fmt::print("\n[{}/6] {}\n", k, what); }
 
   // Profiles the model on the platform's real devices and, when there are
   // several CPU core groups, on one device over all their cores (compare's
@@ -202,6 +203,40 @@ struct DemoCommand {
 
   std::string outputs_note;
 
+  // Throughput mode on the same devices: its flow chosen by measurement,
+  // then a few seconds of requests, against one request at a time on the
+  // fastest device alone (measured in step 3). "" when it does not apply.
+  std::string throughput(const Graph& graph, const Platform& platform, const Comparison& comparison) {
+    if (platform.has_emulated() || !platform.pinned.empty()) {
+      fmt::print("  skipped: {}\n", platform.has_emulated() ? "emulated devices serve no real requests"
+                                                              : "pins place the nodes of one request");
+      return "";
+    }
+    SessionOptions options = model.session_options();
+    options.mode = RunMode::kThroughput;
+    options.scheduler = "sequential";
+    options.plan.clear();
+    Session session(graph, options);
+    ExecutionSummary summary = session.summary();
+    fmt::print("  {}\n", summary.choice);
+    std::vector<TensorMap> inputs;
+    for (uint64_t seed = 0; seed < 4; ++seed) inputs.push_back(session.random_inputs(seed));
+    int in_flight = static_cast<int>(summary.workers.size());
+    auto serve = [&](int n) {
+      return run_closed_loop(n, in_flight, [&](int i) { session.run(inputs[static_cast<size_t>(i) % 4]); });
+    };
+    LoadResult probe = serve(4 * in_flight);
+    LoadResult r = serve(std::max(4 * in_flight, static_cast<int>(2 * probe.per_s)));  // about 2 s
+    std::string line = fmt::format("{}: {:.1f} requests/s, request latency p50 {:.2f} ms, p99 {:.2f} ms", summary.flow,
+                                   r.per_s, r.p50_ms, r.p99_ms);
+    double alone_ms = comparison.best_sequential_ms;
+    if (alone_ms > 0)
+      line += fmt::format("; {:.2f}x one request at a time on {} ({:.1f}/s)", r.per_s * alone_ms / 1000,
+                          comparison.best_sequential_device, 1000 / alone_ms);
+    fmt::print("  {}\n", line);
+    return line;
+  }
+
   int execute() {
     auto start = Clock::now();
     MachineInfo machine = describe_machine();
@@ -237,6 +272,9 @@ struct DemoCommand {
 
     step(5, "comparison");
     cli::print_comparison(comparison, graph, platform, model.model, true);
+
+    step(6, "many requests at once: each device serving requests of its own (throughput mode)");
+    std::string throughput_line = throughput(graph, platform, comparison);
     if (!report_dir.empty()) {
       ReportInput input;
       input.title = "hetsched demo: " + model.model;
@@ -245,6 +283,7 @@ struct DemoCommand {
       input.platform = &platform;
       input.comparison = &comparison;
       input.notes = {"fastest: " + choice.what, outputs_note};
+      if (!throughput_line.empty()) input.notes.push_back("many requests at once: " + throughput_line);
       fmt::print("\nreport written to {}\n", write_html_report(report_dir, input));
     }
     fmt::print("demo took {:.0f} s\n", seconds_since(start));

@@ -1,0 +1,276 @@
+#!/usr/bin/python3
+"""`hetsched serve` against a client nobody here wrote: Python's urllib.
+
+Starts the server on a free port with a small BERT encoder, then checks the
+Open Inference Protocol's REST endpoints, JSON and binary tensors, every
+kind of bad request (each followed by a good one), a bounded load test
+(8 clients x 200 requests, every answer checked against the hetsched Python
+module's reference kernels), the metrics, and that SIGTERM lets the requests
+in flight finish and exits 0.
+
+    test_serve.py --hetsched build/hetsched --python build/python
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+import numpy as np
+
+ARGS = None
+PARAMS = {"layers": 1, "seq": 8, "hidden": 32, "heads": 2, "vocab": 50}
+
+
+def start_server(extra):
+    """(process, base URL) of a server started with `extra` flags."""
+    cmd = [ARGS.hetsched, "serve", "zoo:bert", "--name", "bert", "--port", "0", "--db", ARGS.db]
+    for k, v in PARAMS.items():
+        cmd += ["--param", f"{k}={v}"]
+    proc = subprocess.Popen(cmd + extra, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        m = re.search(r"on (http://[\d.]+:\d+)/v2", line)
+        if m:
+            # Keep reading its output so that the pipe never fills.
+            proc.reader = threading.Thread(target=lambda: [lines.append(x) for x in proc.stdout], daemon=True)
+            proc.reader.start()
+            return proc, m.group(1), lines
+    proc.kill()
+    proc.wait()
+    proc.stdout.close()
+    raise RuntimeError("the server did not start:\n" + "".join(lines))
+
+
+def finish(proc):
+    """Waits for the server's exit and its output's end; its exit code."""
+    code = proc.wait(timeout=60)
+    proc.reader.join()
+    proc.stdout.close()
+    return code
+
+
+def call(base, path, body=None, headers=None):
+    """(status, headers, body bytes) of a GET, or a POST when body is given."""
+    data = body if body is None or isinstance(body, bytes) else json.dumps(body).encode()
+    req = urllib.request.Request(base + path, data=data, headers=headers or {},
+                                 method="POST" if body is not None else "GET")
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def infer_body(ids):
+    return {"id": "req-1", "inputs": [{"name": "input_ids", "shape": list(ids.shape), "datatype": "INT64",
+                                       "data": ids.tolist()}]}
+
+
+class ServeTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, ARGS.python)
+        import hetsched
+        cls.reference = hetsched.Session("zoo:bert", params=PARAMS, reference=True)
+        cores = sorted(os.sched_getaffinity(0))
+        devices = f"cpu:{cores[0]},cpu:{cores[1]}" if len(cores) >= 2 else "cpu"
+        cls.proc, cls.base, cls.lines = start_server(["--devices", devices, "--max-body-mib", "1"])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.proc.send_signal(signal.SIGTERM)
+        finish(cls.proc)
+
+    def expected(self, ids):
+        return self.reference.run({"input_ids": ids})["output"]
+
+    def ids(self, seed):
+        return np.random.default_rng(seed).integers(0, PARAMS["vocab"], size=(1, PARAMS["seq"]), dtype=np.int64)
+
+    def check_answer(self, status, body, ids):
+        self.assertEqual(status, 200, body)
+        answer = json.loads(body)
+        self.assertEqual(answer["model_name"], "bert")
+        out = answer["outputs"][0]
+        self.assertEqual(out["name"], "output")
+        self.assertEqual(out["datatype"], "FP32")
+        self.assertEqual(out["shape"], [1, PARAMS["seq"], PARAMS["hidden"]])
+        got = np.array(out["data"], dtype=np.float32).reshape(out["shape"])
+        np.testing.assert_allclose(got, self.expected(ids), rtol=1e-4, atol=1e-5)
+        return answer
+
+    def test_health_and_metadata(self):
+        for path, want in [("/v2/health/live", {"live": True}), ("/v2/health/ready", {"ready": True}),
+                           ("/v2/models/bert/ready", {"name": "bert", "ready": True}),
+                           ("/v2/models/bert/versions/1/ready", {"name": "bert", "ready": True})]:
+            status, _, body = call(self.base, path)
+            self.assertEqual((status, json.loads(body)), (200, want), path)
+        status, _, body = call(self.base, "/v2")
+        self.assertEqual(status, 200)
+        self.assertEqual(json.loads(body)["name"], "hetsched")
+        status, _, body = call(self.base, "/v2/models/bert")
+        meta = json.loads(body)
+        self.assertEqual(meta["inputs"], [{"name": "input_ids", "datatype": "INT64", "shape": [1, PARAMS["seq"]]}])
+        self.assertEqual(meta["outputs"][0]["datatype"], "FP32")
+        for path in ["/v2/models/nosuch", "/v2/models/nosuch/ready", "/v2/models/bert/versions/2/ready"]:
+            status, _, body = call(self.base, path)
+            self.assertEqual(status, 404, path)
+            self.assertIn("error", json.loads(body))
+        status, _, body = call(self.base, "/v2/nothing/here")
+        self.assertEqual(status, 404)
+        self.assertIn("no such endpoint", json.loads(body)["error"])
+
+    def test_infer_nested_flat_and_named_outputs(self):
+        ids = self.ids(1)
+        status, _, body = call(self.base, "/v2/models/bert/infer", infer_body(ids))
+        self.assertEqual(self.check_answer(status, body, ids)["id"], "req-1")
+        flat = infer_body(ids)
+        flat["inputs"][0]["data"] = ids.flatten().tolist()
+        flat["outputs"] = [{"name": "output"}]
+        status, _, body = call(self.base, "/v2/models/bert/versions/1/infer", flat)
+        self.check_answer(status, body, ids)
+
+    def test_binary_tensor_data(self):
+        ids = self.ids(2)
+        header = json.dumps({"inputs": [{"name": "input_ids", "shape": [1, PARAMS["seq"]], "datatype": "INT64",
+                                         "parameters": {"binary_data_size": ids.nbytes}}],
+                             "outputs": [{"name": "output", "parameters": {"binary_data": True}}]}).encode()
+        status, headers, body = call(self.base, "/v2/models/bert/infer", header + ids.tobytes(),
+                                     {"Inference-Header-Content-Length": str(len(header)),
+                                      "Content-Type": "application/octet-stream"})
+        self.assertEqual(status, 200, body)
+        n = int(headers["Inference-Header-Content-Length"])
+        answer = json.loads(body[:n])
+        out = answer["outputs"][0]
+        self.assertEqual(out["parameters"]["binary_data_size"], len(body) - n)
+        got = np.frombuffer(body[n:], dtype=np.float32).reshape(out["shape"])
+        np.testing.assert_allclose(got, self.expected(ids), rtol=1e-4, atol=1e-5)
+
+    def test_bad_requests_get_400_and_the_next_one_is_served(self):
+        ids = self.ids(3)
+        good = infer_body(ids)
+
+        def variant(**changes):
+            body = json.loads(json.dumps(good))
+            body["inputs"][0].update(changes)
+            return body
+
+        cases = [
+            (b"{not json", 400, "not valid JSON"),
+            ({"inputs": [{"name": "tokens", "shape": [1, 8], "datatype": "INT64", "data": [0] * 8}]}, 400, "tokens"),
+            (variant(shape=[1, 9]), 400, "shape"),
+            (variant(datatype="FP32"), 400, "datatype FP32, expected INT64"),
+            (variant(data=[1, 2, 3]), 400, "3 data values, expected 8"),
+            (variant(data=[0.5] * 8), 400, "expected an integer"),
+            (variant(shape=[1, -8]), 400, "non-negative"),
+            ({"inputs": []}, 400, "missing"),
+            (b"[" * 100 + b"]" * 100, 400, "deeper"),
+            ({"inputs": [{"name": "input_ids", "shape": [1, 8], "datatype": "INT64",
+                          "parameters": {"binary_data_size": 64}}]}, 400, "only 0 bytes follow"),
+        ]
+        for body, status_wanted, words in cases:
+            status, _, answer = call(self.base, "/v2/models/bert/infer", body)
+            self.assertEqual(status, status_wanted, (body, answer))
+            self.assertIn(words, json.loads(answer)["error"], body)
+            self.check_answer(*call(self.base, "/v2/models/bert/infer", good)[::2], ids)
+        status, _, answer = call(self.base, "/v2/models/gpt/infer", good)
+        self.assertEqual(status, 404)
+        self.assertIn("unknown model 'gpt'", json.loads(answer)["error"])
+        # Over --max-body-mib 1: refused by its Content-Length, before it is read.
+        status, _, answer = call(self.base, "/v2/models/bert/infer", b" " * (2 << 20))
+        self.assertEqual(status, 413)
+        self.assertIn("over the limit", json.loads(answer)["error"])
+        self.check_answer(*call(self.base, "/v2/models/bert/infer", good)[::2], ids)
+
+    def test_load_8_clients_x_200_requests_every_answer_checked(self):
+        inputs = [self.ids(100 + k) for k in range(16)]
+        expected = [self.expected(x) for x in inputs]
+        errors, done = [], [0]
+        lock = threading.Lock()
+
+        def client(c):
+            for i in range(200):
+                k = (c * 200 + i) % 16
+                status, _, body = call(self.base, "/v2/models/bert/infer", infer_body(inputs[k]))
+                try:
+                    self.assertEqual(status, 200, body)
+                    out = json.loads(body)["outputs"][0]
+                    got = np.array(out["data"], dtype=np.float32).reshape(out["shape"])
+                    np.testing.assert_allclose(got, expected[k], rtol=1e-4, atol=1e-5)
+                except AssertionError as e:
+                    with lock:
+                        errors.append(e)
+                with lock:
+                    done[0] += 1
+
+        threads = [threading.Thread(target=client, args=(c,)) for c in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(done[0], 1600)
+        _, _, metrics = call(self.base, "/metrics")
+        text = metrics.decode()
+        success = int(re.search(r'hetsched_inference_requests_total\{model="bert",outcome="success"\} (\d+)',
+                                text).group(1))
+        self.assertGreaterEqual(success, 1600)
+        self.assertIn('hetsched_request_duration_seconds_bucket{model="bert",le="+Inf"}', text)
+        busy = re.findall(r'hetsched_device_requests_total\{model="bert",device="[^"]+"\} (\d+)', text)
+        self.assertGreaterEqual(sum(int(b) for b in busy), 1600)
+
+
+class ShutdownTest(unittest.TestCase):
+    def test_sigterm_finishes_requests_in_flight_and_exits_0(self):
+        proc, base, lines = start_server([])
+        ids = np.zeros((1, PARAMS["seq"]), dtype=np.int64)
+        results = []
+
+        def client():
+            for _ in range(30):
+                try:
+                    status, _, _ = call(base, "/v2/models/bert/infer", infer_body(ids))
+                except (urllib.error.URLError, ConnectionError):
+                    return  # the server stopped accepting: refused, never answered wrong
+                results.append(status)
+
+        threads = [threading.Thread(target=client) for _ in range(4)]
+        for t in threads:
+            t.start()
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        for t in threads:
+            t.join()
+        self.assertEqual(finish(proc), 0, "".join(lines))
+        self.assertTrue(results)
+        self.assertEqual(set(results), {200})
+        self.assertTrue(any("SIGTERM" in line for line in lines), "".join(lines))
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hetsched", required=True)
+    ap.add_argument("--python", required=True, help="folder holding the hetsched Python package")
+    ARGS, rest = ap.parse_known_args()
+    with tempfile.TemporaryDirectory(prefix="hetsched-serve-test-") as tmp:
+        ARGS.db = os.path.join(tmp, "profile.db")
+        unittest.main(argv=[sys.argv[0]] + rest)
+
+
+if __name__ == "__main__":
+    main()
