@@ -174,10 +174,9 @@ class Session {
   // Runs the graph once. Every graph input must be given, with a dtype and a
   // shape matching the graph's (unknown dims match anything); an extra or
   // missing input is an ErrorCode::kInvalidInput naming it. Returns every
-  // graph output by name. Concurrent calls run side by side on the free
-  // workers of a throughput session (the first free worker, fastest first;
-  // first come, first served when none is free) and are serialised
-  // otherwise. With `trace`, also the run's timeline (one lane per device
+  // graph output by name. Concurrent calls run side by side on the workers
+  // of a throughput session (each on the worker that would finish it
+  // first) and are serialised otherwise. With `trace`, also the run's timeline (one lane per device
   // stream; see trace.h); with `timing`, its queue and compute time.
   TensorMap run(const TensorMap& inputs, Trace* trace = nullptr, RunTiming* timing = nullptr) const;
   // The checks run() makes on its inputs, alone: lets a caller that reads

@@ -3,11 +3,10 @@
 // A latency plan splits one request over devices; a throughput plan (a
 // RequestFlow) says how many requests flow over them. Its workers each hold
 // a device of their own (devices of one flow never share cores) and run one
-// request at a time with a one-device plan; a request goes to the fastest
-// free worker, and waits for one, first come first served, when none is
-// free. So a faster device takes a larger share of the requests by itself
-// (OpenVINO's CUMULATIVE_THROUGHPUT), and the slowest device never holds up
-// the others. The shapes:
+// request at a time with a one-device plan; a request goes to the worker
+// that would finish it first (runtime/request_pool.h), so a faster device
+// takes a larger share of the requests by itself and a slow one takes a
+// request only when that finishes it sooner. The shapes:
 //   one device      one worker: the latency baseline, one request at a time
 //   side by side    one worker per device of the given spec (cpu:0,cpu:1;
 //                   a GPU beside CPU core groups)
@@ -48,8 +47,8 @@ struct FlowWorker {
 
 struct RequestFlow {
   std::string name;  // "cpu:0-1 alone", "side by side on cpu:0, cpu:1", "2 streams of 1 core"
-  // Workers in order of preference: the first free one takes the next
-  // request (fastest predicted first).
+  // Workers in order of preference (fastest predicted first): between
+  // workers that would finish a request at the same time, the first.
   std::vector<FlowWorker> workers;
   std::shared_ptr<const Platform> platform;  // holds every worker's device
   std::shared_ptr<const CostModel> cost;     // predictions; the executor's emulated devices read it

@@ -18,11 +18,22 @@ using Clock = std::chrono::steady_clock;
 
 double median(const std::vector<double>& v) { return percentile(v, 50); }
 
-std::shared_ptr<RequestPool> make_pool(const Graph& graph, const RequestFlow& flow, CudaGraphMode cuda_graph) {
+// The flow's workers, each warmed up with `warmups` untimed runs and one
+// more timed: its expected time per request, which the pool's dispatch
+// starts from.
+std::shared_ptr<RequestPool> make_pool(const Graph& graph, const RequestFlow& flow, const std::vector<TensorMap>& inputs,
+                                       int warmups, CudaGraphMode cuda_graph) {
   std::vector<RequestPool::Worker> workers;
-  for (const FlowWorker& w : flow.workers)
-    workers.push_back({w.device, std::make_shared<Executor>(graph, *w.plan, *flow.platform, flow.cost, cuda_graph),
-                       flow.platform});
+  for (const FlowWorker& w : flow.workers) {
+    auto executor = std::make_shared<Executor>(graph, *w.plan, *flow.platform, flow.cost, cuda_graph);
+    double ms = 0;
+    for (int i = 0; i <= warmups; ++i) {
+      auto start = Clock::now();
+      executor->run(inputs[static_cast<size_t>(i) % inputs.size()]);
+      ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    }
+    workers.push_back({w.device, std::move(executor), flow.platform, ms});
+  }
   return std::make_shared<RequestPool>(std::move(workers));
 }
 
@@ -64,17 +75,9 @@ MeasuredFlowChoice choose_flow_by_measurement(const Graph& graph, const std::vec
   std::vector<std::shared_ptr<RequestPool>> pools;
   std::vector<int> n_requests;  // per flow and round: enough for the window
   for (const RequestFlow& flow : flows) {
-    pools.push_back(make_pool(graph, flow, options.cuda_graph));
-    double per_ms = 0;  // the workers' rates alone, from their last warm-up
-    for (const RequestPool::Worker& w : pools.back()->workers()) {
-      double ms = 0;
-      for (int i = 0; i <= options.warmups; ++i) {
-        auto start = Clock::now();
-        w.executor->run(inputs[static_cast<size_t>(i) % inputs.size()]);
-        ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-      }
-      per_ms += 1 / std::max(ms, 1e-3);
-    }
+    pools.push_back(make_pool(graph, flow, inputs, options.warmups, options.cuda_graph));
+    double per_ms = 0;  // the workers' rates alone
+    for (const RequestPool::Worker& w : pools.back()->workers()) per_ms += 1 / std::max(w.expected_ms, 1e-3);
     int workers = static_cast<int>(flow.workers.size());
     n_requests.push_back(std::max(options.min_requests * workers, static_cast<int>(std::ceil(per_ms * options.window_ms))));
   }

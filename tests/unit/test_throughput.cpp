@@ -38,8 +38,8 @@ PlatformDevice emulated(const std::string& name, double gbps) {
   return d;
 }
 
-// Two fast devices and two three times slower; a request (three Relus over
-// 256 KiB) takes about 3 ms on a fast one.
+// Two fast devices, two three times slower and one ten times slower; a
+// request (three Relus over 256 KiB) takes about 3 ms on a fast one.
 struct Fixture {
   Graph graph = testing::relu_chain(3, 1 << 15);
   std::shared_ptr<const Platform> platform;
@@ -49,7 +49,7 @@ struct Fixture {
     Platform p;
     p.name = "four";
     p.devices = {emulated("fast", 0.25), emulated("fast2", 0.25), emulated("slow", 0.25 / 3),
-                 emulated("slow2", 0.25 / 3)};
+                 emulated("slow2", 0.25 / 3), emulated("crawl", 0.025)};
     platform = std::make_shared<const Platform>(p);
     cost = make_roofline_cost_model(*platform);
   }
@@ -67,10 +67,14 @@ struct Fixture {
     return f;
   }
 
-  std::shared_ptr<RequestPool> pool(const RequestFlow& flow) const {
+  // With `expected`, each worker starts from its predicted time alone.
+  std::shared_ptr<RequestPool> pool(const RequestFlow& flow, bool expected = false) const {
+    FlowPrediction p = predict_flow(graph, flow);
     std::vector<RequestPool::Worker> workers;
-    for (const FlowWorker& w : flow.workers)
-      workers.push_back({w.device, std::make_shared<Executor>(graph, *w.plan, *platform, cost), platform});
+    for (size_t w = 0; w < flow.workers.size(); ++w)
+      workers.push_back({flow.workers[w].device,
+                         std::make_shared<Executor>(graph, *flow.workers[w].plan, *platform, cost), platform,
+                         expected ? p.alone_ms[w] : 0});
     return std::make_shared<RequestPool>(std::move(workers));
   }
 };
@@ -144,6 +148,26 @@ TEST(RequestPool, ConcurrentCallersRunSideBySideWithTheSequentialOutputs) {
   EXPECT_GT(max_busy.load(), 1);
   EXPECT_GT(r.per_s, 0);
   EXPECT_LE(r.p50_ms, r.p99_ms);
+}
+
+TEST(RequestPool, AWaitingRequestTakesTheWorkerThatFinishesItFirst) {
+  Fixture f;
+  auto pool = f.pool(f.flow({"emu:fast", "emu:crawl"}), true);
+  TensorMap inputs = random_inputs(f.graph, 1);
+  // Two callers: the second waits about 3 ms for the fast worker rather
+  // than run 30 ms on the crawling one, which serves nothing.
+  run_closed_loop(30, 2, [&](int) { pool->run(inputs); });
+  std::vector<WorkerLoad> loads = pool->loads();
+  EXPECT_EQ(loads[0].n_requests, 30);
+  EXPECT_EQ(loads[1].n_requests, 0);
+  // Sixteen: with a dozen waiting, the fast worker would take longer than
+  // 30 ms to reach the last ones, so the crawling one takes some.
+  pool->reset_loads();
+  run_closed_loop(64, 16, [&](int) { pool->run(inputs); });
+  loads = pool->loads();
+  EXPECT_EQ(loads[0].n_requests + loads[1].n_requests, 64);
+  EXPECT_GT(loads[1].n_requests, 0);
+  EXPECT_GT(loads[0].n_requests, 3 * loads[1].n_requests);
 }
 
 TEST(RunClosedLoop, RunsEachRequestOnceAndRethrowsTheFirstFailure) {
