@@ -15,7 +15,8 @@ PACKAGES=(
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers
   python3 python3-numpy python3-onnx python3-torch python3-torchvision
   python3-dev pybind11-dev
-  libcpp-httplib-dev  # `hetsched serve` (serve/)
+  # `hetsched serve` (serve/): HTTP, gRPC, and the Python clients its test uses
+  libcpp-httplib-dev libgrpc++-dev protobuf-compiler-grpc python3-grpcio python3-grpc-tools
   chromium  # for the report rendering test (tests/python/check_report_render.py)
   # For `make fuzz` (fuzz/README.md), which checks for them and names them
   # itself; `make test` does not need them:

@@ -11,6 +11,8 @@
 //        Inference-Header-Content-Length: the JSON's length, the tensors'
 //        bytes after it)
 //   GET  /metrics                             Prometheus text format
+// and gRPC inference.GRPCInferenceService on its own port
+// (serve/grpc_service.h).
 //
 // Errors answer {"error": "..."} naming the model, tensor or field: 400 for
 // a bad request, 404 for an unknown model, version or path, 413 for a body
@@ -18,29 +20,25 @@
 // request never affects the next one.
 //
 // Threads: the HTTP server's pool runs requests; Session::run serves them
-// side by side on the model's workers (first come, first served when all
-// are busy). stop() stops accepting, lets requests in flight finish, and
+// side by side on the model's workers (each on the worker that would finish
+// it first). stop() stops accepting, lets requests in flight finish, and
 // makes run() return.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "hetsched/session.h"
+#include "serve/models.h"
 
 namespace hetsched::serve {
 
-struct ServedModel {
-  std::string name;  // in the URL: /v2/models/NAME
-  std::shared_ptr<Session> session;
-};
-
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8000;  // 0: any free port (port() says which)
+  int port = 8000;       // 0: any free port (port() says which)
+  int grpc_port = 8001;  // 0: any free port (grpc_port()); -1: no gRPC
   size_t max_body_bytes = size_t{64} << 20;
   int threads = 0;  // HTTP worker threads; 0 = 2 per worker of all models' flows, at least 8
 };
@@ -52,9 +50,10 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Binds the port (ErrorCode::kIo naming host and port when it cannot).
+  // Binds the ports (ErrorCode::kIo naming host and port when it cannot).
   void bind();
   int port() const;
+  int grpc_port() const;  // -1 without gRPC
   // Serves until stop(); binds first when bind() was not called.
   void run();
   // Thread-safe and signal-thread-safe (not async-signal-safe: call it from

@@ -1,12 +1,14 @@
 #!/usr/bin/python3
-"""`hetsched serve` against a client nobody here wrote: Python's urllib.
+"""`hetsched serve` against clients nobody here wrote: Python's urllib, and
+gRPC stubs that python3-grpc-tools compiles from the protocol's .proto.
 
 Starts the server on a free port with a small BERT encoder, then checks the
 Open Inference Protocol's REST endpoints, JSON and binary tensors, every
 kind of bad request (each followed by a good one), a bounded load test
 (8 clients x 200 requests, every answer checked against the hetsched Python
-module's reference kernels), the metrics, and that SIGTERM lets the requests
-in flight finish and exits 0.
+module's reference kernels), the metrics, the gRPC service (raw and typed
+tensors, errors), and that SIGTERM lets the requests in flight finish and
+exits 0.
 
     test_serve.py --hetsched build/hetsched --python build/python
 """
@@ -32,7 +34,7 @@ PARAMS = {"layers": 1, "seq": 8, "hidden": 32, "heads": 2, "vocab": 50}
 
 def start_server(extra):
     """(process, base URL) of a server started with `extra` flags."""
-    cmd = [ARGS.hetsched, "serve", "zoo:bert", "--name", "bert", "--port", "0", "--db", ARGS.db]
+    cmd = [ARGS.hetsched, "serve", "zoo:bert", "--name", "bert", "--port", "0", "--grpc-port", "0", "--db", ARGS.db]
     for k, v in PARAMS.items():
         cmd += ["--param", f"{k}={v}"]
     proc = subprocess.Popen(cmd + extra, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -45,6 +47,9 @@ def start_server(extra):
         lines.append(line)
         m = re.search(r"on (http://[\d.]+:\d+)/v2", line)
         if m:
+            grpc_line = proc.stdout.readline()
+            lines.append(grpc_line)
+            proc.grpc_target = re.search(r"gRPC on ([\d.]+:\d+)", grpc_line).group(1)
             # Keep reading its output so that the pipe never fills.
             proc.reader = threading.Thread(target=lambda: [lines.append(x) for x in proc.stdout], daemon=True)
             proc.reader.start()
@@ -234,6 +239,92 @@ class ServeTest(unittest.TestCase):
         self.assertGreaterEqual(sum(int(b) for b in busy), 1600)
 
 
+def grpc_stubs(out):
+    """The protocol's messages and stubs, compiled by grpc_tools into out."""
+    from grpc_tools import protoc
+    proto_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "serve", "proto")
+    if protoc.main(["protoc", f"-I{proto_dir}", f"--python_out={out}", f"--grpc_python_out={out}",
+                    os.path.join(proto_dir, "inference.proto")]) != 0:
+        raise RuntimeError("grpc_tools could not compile inference.proto")
+    sys.path.insert(0, out)
+    import inference_pb2
+    import inference_pb2_grpc
+    return inference_pb2, inference_pb2_grpc
+
+
+class GrpcTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        import grpc
+        cls.grpc = grpc
+        cls.pb, pb_grpc = grpc_stubs(ARGS.tmp)
+        sys.path.insert(0, ARGS.python)
+        import hetsched
+        cls.reference = hetsched.Session("zoo:bert", params=PARAMS, reference=True)
+        cls.proc, _, cls.lines = start_server([])
+        cls.channel = grpc.insecure_channel(cls.proc.grpc_target)
+        cls.stub = pb_grpc.GRPCInferenceServiceStub(cls.channel)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.channel.close()
+        cls.proc.send_signal(signal.SIGTERM)
+        finish(cls.proc)
+
+    def request(self, ids, raw=True):
+        pb = self.pb
+        req = pb.ModelInferRequest(model_name="bert", id="g1")
+        tensor = req.inputs.add(name="input_ids", datatype="INT64", shape=list(ids.shape))
+        if raw:
+            req.raw_input_contents.append(ids.tobytes())
+        else:
+            tensor.contents.int64_contents.extend(ids.flatten().tolist())
+        return req
+
+    def check(self, res, ids):
+        self.assertEqual(res.model_name, "bert")
+        self.assertEqual(res.id, "g1")
+        out = res.outputs[0]
+        self.assertEqual((out.name, out.datatype, list(out.shape)), ("output", "FP32", [1, PARAMS["seq"], PARAMS["hidden"]]))
+        got = np.frombuffer(res.raw_output_contents[0], dtype=np.float32).reshape(out.shape)
+        np.testing.assert_allclose(got, self.reference.run({"input_ids": ids})["output"], rtol=1e-4, atol=1e-5)
+
+    def test_health_and_metadata(self):
+        pb = self.pb
+        self.assertTrue(self.stub.ServerLive(pb.ServerLiveRequest()).live)
+        self.assertTrue(self.stub.ServerReady(pb.ServerReadyRequest()).ready)
+        self.assertTrue(self.stub.ModelReady(pb.ModelReadyRequest(name="bert")).ready)
+        self.assertEqual(self.stub.ServerMetadata(pb.ServerMetadataRequest()).name, "hetsched")
+        meta = self.stub.ModelMetadata(pb.ModelMetadataRequest(name="bert", version="1"))
+        self.assertEqual((meta.inputs[0].name, meta.inputs[0].datatype, list(meta.inputs[0].shape)),
+                         ("input_ids", "INT64", [1, PARAMS["seq"]]))
+        with self.assertRaises(self.grpc.RpcError) as e:
+            self.stub.ModelMetadata(pb.ModelMetadataRequest(name="gpt"))
+        self.assertEqual(e.exception.code(), self.grpc.StatusCode.NOT_FOUND)
+        self.assertIn("unknown model 'gpt'", e.exception.details())
+
+    def test_infer_raw_and_typed(self):
+        ids = np.arange(PARAMS["seq"], dtype=np.int64).reshape(1, -1) % PARAMS["vocab"]
+        self.check(self.stub.ModelInfer(self.request(ids)), ids)
+        self.check(self.stub.ModelInfer(self.request(ids, raw=False)), ids)
+
+    def test_bad_requests_are_invalid_argument(self):
+        ids = np.zeros((1, PARAMS["seq"]), dtype=np.int64)
+        short = self.request(ids)
+        short.raw_input_contents[0] = ids.tobytes()[:-8]
+        mixed = self.request(ids)
+        mixed.inputs[0].contents.int64_contents.extend([0] * PARAMS["seq"])
+        wrong_type = self.request(ids, raw=False)
+        wrong_type.inputs[0].datatype = "FP32"
+        for req, words in [(short, "binary_data_size 56 bytes, expected 64"), (mixed, "contents given beside"),
+                           (wrong_type, "datatype FP32, expected INT64")]:
+            with self.assertRaises(self.grpc.RpcError) as e:
+                self.stub.ModelInfer(req)
+            self.assertEqual(e.exception.code(), self.grpc.StatusCode.INVALID_ARGUMENT)
+            self.assertIn(words, e.exception.details())
+            self.check(self.stub.ModelInfer(self.request(ids)), ids)
+
+
 class ShutdownTest(unittest.TestCase):
     def test_sigterm_finishes_requests_in_flight_and_exits_0(self):
         proc, base, lines = start_server([])
@@ -269,6 +360,7 @@ def main():
     ARGS, rest = ap.parse_known_args()
     with tempfile.TemporaryDirectory(prefix="hetsched-serve-test-") as tmp:
         ARGS.db = os.path.join(tmp, "profile.db")
+        ARGS.tmp = tmp
         unittest.main(argv=[sys.argv[0]] + rest)
 
 

@@ -63,6 +63,7 @@ struct ServeCommand {
     serve::Server http(std::move(served), server);
     http.bind();
     fmt::print("serving the Open Inference Protocol on http://{}:{}/v2 (metrics: /metrics)\n", server.host, http.port());
+    if (http.grpc_port() >= 0) fmt::print("and over gRPC on {}:{}\n", server.host, http.grpc_port());
     std::fflush(stdout);
     std::thread waiter([&] {
       int signal = 0;
@@ -91,6 +92,9 @@ void add_serve_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--host", state->server.host, "address to listen on")->capture_default_str();
   cmd->add_option("--port", state->server.port, "HTTP port (0: any free port)")
       ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  cmd->add_option("--grpc-port", state->server.grpc_port, "gRPC port (0: any free port, -1: no gRPC)")
+      ->check(CLI::Range(-1, 65535))
       ->capture_default_str();
   cmd->add_option("--devices", state->model.devices, "where to run: cpu, cpu:0,cpu:1, ... (see `hetsched devices`)")
       ->capture_default_str();

@@ -1,7 +1,7 @@
-// `hetsched serve MODEL... [--port P] [--host H] [--devices SPEC]
-// [--mode throughput|latency] [--name NAME]... [--max-body-mib N]`: loads
-// each model as a Session and serves the Open Inference Protocol over HTTP
-// (serve/server.h) until SIGTERM or SIGINT, which stop accepting, finish the
+// `hetsched serve MODEL... [--port P] [--grpc-port G] [--host H]
+// [--devices SPEC] [--mode throughput|latency] [--name NAME]...
+// [--max-body-mib N]`: loads each model as a Session and serves the Open
+// Inference Protocol over HTTP and gRPC (serve/server.h) until SIGTERM or SIGINT, which stop accepting, finish the
 // requests in flight and exit 0.
 #pragma once
 
