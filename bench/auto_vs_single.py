@@ -25,14 +25,13 @@ python3-torch) and adds them.  Run on a quiet machine: nothing else running.
 """
 import argparse
 import json
-import math
 import os
 import shutil
 import statistics
 import sys
 import tempfile
 
-from bench_common import cpu_model, run, write_csv
+from bench_common import cpu_model, geomean, run, write_csv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -128,11 +127,11 @@ def main():
               f"  auto/best {ratio:.3f}  (auto kept a multi-device plan in {kept} of {len(choices)} runs)",
               flush=True)
     ratios = [r["ratio"] for r in rows]
-    geomean = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
-    print(f"\n{len(rows)} models ({cpu_model()}): auto / best single device: geometric mean {geomean:.3f}, "
+    mean = geomean(ratios)
+    print(f"\n{len(rows)} models ({cpu_model()}): auto / best single device: geometric mean {mean:.3f}, "
           f"worst {max(ratios):.3f}, best {min(ratios):.3f}")
     write_csv(args.csv, f"{cpu_model()}, {os.cpu_count()} cores; {args.rounds} interleaved rounds x -n {args.n}; "
-              f"geometric mean {geomean:.3f}, worst {max(ratios):.3f}", rows)
+              f"geometric mean {mean:.3f}, worst {max(ratios):.3f}", rows)
     shutil.rmtree(work)
 
 

@@ -21,6 +21,12 @@ def cpu_model():
     return platform.processor()
 
 
+def geomean(values):
+    """The geometric mean of positive values."""
+    import math
+    return math.exp(sum(math.log(x) for x in values) / len(values))
+
+
 def write_csv(path, comment, rows):
     """rows (dicts with the same keys) to the CSV at path, after one '# comment' line."""
     import csv

@@ -28,13 +28,12 @@ Run on a quiet machine: nothing else running.
 """
 import argparse
 import json
-import math
 import os
 import shutil
 import statistics
 import tempfile
 
-from bench_common import cpu_model, run, write_csv
+from bench_common import cpu_model, geomean, run, write_csv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -117,11 +116,11 @@ def main():
         print(f"{name:22} throughput mode {med['throughput']:8.2f}/s  cpu:0-1 one at a time {med['baseline']:8.2f}/s"
               f"  ratio {ratio:.3f}  (side by side chosen in {side} of {len(flows)} runs)", flush=True)
     ratios = [r["ratio"] for r in rows]
-    geomean = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+    mean = geomean(ratios)
     print(f"\n{len(rows)} models ({cpu_model()}): throughput mode / one request at a time on cpu:0-1: "
-          f"geometric mean {geomean:.3f}, worst {min(ratios):.3f}, best {max(ratios):.3f}")
+          f"geometric mean {mean:.3f}, worst {min(ratios):.3f}, best {max(ratios):.3f}")
     write_csv(args.csv, f"{cpu_model()}, {os.cpu_count()} cores; {args.rounds} interleaved rounds of "
-              f"~{args.seconds} s; geometric mean {geomean:.3f}, worst {min(ratios):.3f}", rows)
+              f"~{args.seconds} s; geometric mean {mean:.3f}, worst {min(ratios):.3f}", rows)
     shutil.rmtree(work)
 
 

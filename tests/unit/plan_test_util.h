@@ -91,4 +91,19 @@ inline double seconds_to_plan_bert(const std::string& scheduler, const std::stri
   return seconds;
 }
 
+// An emulated device "emu:NAME" whose peak compute is far above what a
+// Relu needs: a chain of Relus takes its bytes / `gbps`, so which of two
+// such devices is faster is known in advance.
+inline PlatformDevice emulated_device(const std::string& name, double gbps) {
+  PlatformDevice d;
+  d.name = "emu:" + name;
+  d.kind = DeviceKind::kEmulated;
+  d.model_kind = "cpu";
+  d.peak_gflops = 1000;
+  d.bandwidth_gbps = gbps;
+  d.launch_overhead_us = 1;
+  d.signature = "test-" + name;
+  return d;
+}
+
 }  // namespace hetsched::testing

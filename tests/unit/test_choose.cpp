@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "graph_test_util.h"
+#include "plan_test_util.h"
 #include "hetsched/compare.h"
 #include "hetsched/session.h"
 #include "onnx_model_util.h"
@@ -18,18 +19,6 @@
 namespace hetsched {
 namespace {
 
-PlatformDevice emulated(const std::string& name, double gbps) {
-  PlatformDevice d;
-  d.name = "emu:" + name;
-  d.kind = DeviceKind::kEmulated;
-  d.model_kind = "cpu";
-  d.peak_gflops = 1000;
-  d.bandwidth_gbps = gbps;  // Relu is memory-bound: its time is its bytes / this
-  d.launch_overhead_us = 1;
-  d.signature = "test-" + name;
-  return d;
-}
-
 struct Fixture {
   Graph graph = testing::relu_chain(3, 1 << 16);  // 512 KiB through each Relu
   std::shared_ptr<const Platform> platform;
@@ -38,7 +27,8 @@ struct Fixture {
   Fixture() {
     Platform p;
     p.name = "two";
-    p.devices = {emulated("fast", 0.1), emulated("slow", 0.025)};  // about 5 ms and 20 ms per Relu
+    // About 5 ms and 20 ms per Relu.
+    p.devices = {testing::emulated_device("fast", 0.1), testing::emulated_device("slow", 0.025)};
     platform = std::make_shared<const Platform>(p);
     cost = make_roofline_cost_model(*platform);
   }

@@ -13,6 +13,7 @@
 
 #include "cli_test_util.h"
 #include "graph_test_util.h"
+#include "plan_test_util.h"
 #include "hetsched/choose.h"
 #include "hetsched/device.h"
 #include "hetsched/error.h"
@@ -26,18 +27,6 @@
 namespace hetsched {
 namespace {
 
-PlatformDevice emulated(const std::string& name, double gbps) {
-  PlatformDevice d;
-  d.name = "emu:" + name;
-  d.kind = DeviceKind::kEmulated;
-  d.model_kind = "cpu";
-  d.peak_gflops = 1000;
-  d.bandwidth_gbps = gbps;  // Relu is memory-bound: its time is its bytes / this
-  d.launch_overhead_us = 1;
-  d.signature = "test-" + name;
-  return d;
-}
-
 // Two fast devices, two three times slower and one ten times slower; a
 // request (three Relus over 256 KiB) takes about 3 ms on a fast one.
 struct Fixture {
@@ -48,8 +37,8 @@ struct Fixture {
   Fixture() {
     Platform p;
     p.name = "four";
-    p.devices = {emulated("fast", 0.25), emulated("fast2", 0.25), emulated("slow", 0.25 / 3),
-                 emulated("slow2", 0.25 / 3), emulated("crawl", 0.025)};
+    p.devices = {testing::emulated_device("fast", 0.25), testing::emulated_device("fast2", 0.25), testing::emulated_device("slow", 0.25 / 3),
+                 testing::emulated_device("slow2", 0.25 / 3), testing::emulated_device("crawl", 0.025)};
     platform = std::make_shared<const Platform>(p);
     cost = make_roofline_cost_model(*platform);
   }
