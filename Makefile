@@ -59,8 +59,6 @@ bench-auto: build
 	/usr/bin/python3 bench/auto_vs_single.py --hetsched $(BUILD_DIR)/hetsched \
 	  --torchvision resnet18,resnet50,googlenet,inception_v3,squeezenet1_0,mobilenet_v2,densenet121,mobilenet_v3_small,shufflenet_v2_x1_0,mnasnet1_0,efficientnet_b0,regnet_x_400mf,alexnet --models ""
 
-# Every scheduler's plan predicted and measured as compare shows them, on
-# googlenet, inception_v3 and mobilenet_v2 (minutes; see bench/README.md).
 # Throughput mode (--mode throughput on cpu:0,cpu:1) against one request at a
 # time on both cores, over the zoo CNNs, a BERT encoder and torchvision
 # exports, interleaved rounds (about 15 minutes; see bench/README.md).
@@ -70,6 +68,15 @@ bench-throughput: build
 	/usr/bin/python3 bench/throughput.py --hetsched $(BUILD_DIR)/hetsched \
 	  --torchvision densenet121,shufflenet_v2_x1_0,efficientnet_b0,mobilenet_v3_small,regnet_x_400mf
 
+# `hetsched serve` under 8 HTTP clients against `run --mode throughput` on
+# the same devices, every answer checked (a few minutes; see
+# bench/README.md). Results in bench/results/serve.csv.
+.PHONY: bench-serve
+bench-serve: build
+	/usr/bin/python3 bench/serve.py --hetsched $(BUILD_DIR)/hetsched --python $(BUILD_DIR)/python
+
+# Every scheduler's plan predicted and measured as compare shows them, on
+# googlenet, inception_v3 and mobilenet_v2 (minutes; see bench/README.md).
 .PHONY: bench-compare-fidelity
 bench-compare-fidelity: build
 	/usr/bin/python3 bench/compare_fidelity.py --hetsched $(BUILD_DIR)/hetsched

@@ -4,6 +4,7 @@
 // held to their modeled times, make which flow is faster known in advance.
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <thread>
 
@@ -289,6 +290,27 @@ TEST(ThroughputCli, WritesTheRateAndLatencyPercentiles) {
   EXPECT_EQ(testing::run_cli("run zoo:squeezenet1_0 --concurrency 2").exit_code, 2);
   EXPECT_EQ(testing::run_cli("run zoo:squeezenet1_0 --mode fastest").exit_code, 2);
   EXPECT_EQ(testing::run_cli("run zoo:squeezenet1_0 --mode throughput --concurrency 0").exit_code, 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ThroughputCli, CompareListsEveryFlowPredictedAndMeasured) {
+  auto dir = testing::temp_dir("throughput_compare");
+  std::string json = (dir / "c.json").string();
+  std::string platform = std::string(HETSCHED_SOURCE_DIR) + "/platforms/phone-soc.json";
+  testing::CliResult r = testing::run_cli(fmt::format(
+      "compare zoo:squeezenet1_0 --platform {} --mode throughput --measure -n 2 -w 0 --db {} --json {}", platform,
+      (dir / "p.db").string(), json));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("emulated /s"), std::string::npos) << r.output;
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(json));
+  EXPECT_EQ(j["mode"], "throughput");
+  EXPECT_TRUE(j["emulated"].get<bool>());
+  ASSERT_GE(j["flows"].size(), 2u);
+  for (const auto& flow : j["flows"]) {
+    EXPECT_GT(flow["predicted_per_s"].get<double>(), 0) << flow.dump();
+    EXPECT_GT(flow["measured_per_s"].get<double>(), 0) << flow.dump();
+  }
+  EXPECT_EQ(testing::run_cli("compare zoo:squeezenet1_0 --mode throughput --schedulers heft").exit_code, 2);
   std::filesystem::remove_all(dir);
 }
 

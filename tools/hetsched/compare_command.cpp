@@ -12,10 +12,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
+#include "hetsched/choose.h"
 #include "hetsched/compare.h"
 #include "hetsched/error.h"
 #include "hetsched/report.h"
 #include "hetsched/scheduler.h"
+#include "hetsched/throughput.h"
 
 namespace {
 
@@ -88,6 +90,7 @@ struct CompareCommand {
   CompareOptions options;
   std::string json_path;
   std::string report_dir;
+  std::string mode = "latency";
 
   void write_json(const Comparison& c, const Graph& graph, const Platform& platform) const {
     auto number_or_null = [](double v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
@@ -138,7 +141,73 @@ struct CompareCommand {
     if (!out) throw Error(ErrorCode::kIo, fmt::format("{}: write failed", json_path));
   }
 
+  // --mode throughput: every flow of requests over the devices
+  // (throughput.h), predicted, and with --measure served in interleaved
+  // rounds (choose_flow_by_measurement), one request per worker in flight.
+  void execute_throughput(const Graph& graph, Platform& platform) {
+    if (!schedulers.empty() || !report_dir.empty() || !platform.pinned.empty())
+      throw Error(ErrorCode::kUsage, "--schedulers, --report and --pin are for --mode latency: throughput mode "
+                                     "compares flows of whole requests");
+    std::vector<RequestFlow> flows = flow_candidates(
+        graph, platform, [&](Platform& p) { return cli::make_cli_cost_model(p, model.db); });
+    if (flows.empty())
+      throw Error(ErrorCode::kUnsupported, "no device runs the whole graph: " + platform.refusals(graph));
+    std::vector<FlowPrediction> predicted;
+    for (const RequestFlow& f : flows) predicted.push_back(predict_flow(graph, f));
+    MeasuredFlowChoice choice;
+    if (options.measure) {
+      FlowChoiceOptions o;
+      o.warmups = options.warmups;
+      o.rounds = std::min(options.rounds, 15);
+      o.max_rounds = o.rounds;
+      std::vector<TensorMap> inputs;
+      for (uint64_t seed = 0; seed < 4; ++seed) inputs.push_back(random_inputs(graph, seed));
+      choice = choose_flow_by_measurement(graph, flows, inputs, o);
+    }
+    const char* what = platform.has_emulated() ? "emulated" : "measured";
+    fmt::print("model: {} ({} nodes, {:.2f} GFLOPs) on {}\n", model.model, graph.nodes.size(),
+               graph.total_flops() / 1e9, platform.name);
+    fmt::print("\nflows of requests, one per worker in flight (predicted: from the cost model's co-run times):\n");
+    std::vector<std::vector<std::string>> rows = {{"flow", "workers", "predicted /s", "predicted latency ms",
+                                                   fmt::format("{} /s", what), fmt::format("{} p50 ms", what)}};
+    nlohmann::json json_flows = nlohmann::json::array();
+    for (size_t f = 0; f < flows.size(); ++f) {
+      std::vector<std::string> devices;
+      for (const FlowWorker& w : flows[f].workers) devices.push_back(w.device);
+      bool measured_flow = options.measure;
+      rows.push_back({flows[f].name, fmt::format("{}", fmt::join(devices, ",")),
+                      fmt::format("{:.1f}", predicted[f].per_s), fmt::format("{:.3f}", predicted[f].latency_ms),
+                      measured_flow ? fmt::format("{:.1f}", choice.per_s[f]) : "-",
+                      measured_flow ? fmt::format("{:.3f}", choice.p50_ms[f]) : "-"});
+      nlohmann::json row = {{"flow", flows[f].name},
+                            {"workers", devices},
+                            {"predicted_per_s", predicted[f].per_s},
+                            {"predicted_latency_ms", predicted[f].latency_ms}};
+      if (measured_flow) {
+        row["measured_per_s"] = choice.per_s[f];
+        row["measured_p50_ms"] = choice.p50_ms[f];
+      }
+      json_flows.push_back(row);
+    }
+    cli::print_table(rows, {false, false, true, true, true, true});
+    if (options.measure) fmt::print("{}\n", choice.reason);
+    if (!json_path.empty()) {
+      nlohmann::json j = {{"model", model.model},   {"platform", platform.name}, {"mode", "throughput"},
+                          {"measured", options.measure}, {"emulated", platform.has_emulated()}, {"flows", json_flows}};
+      if (options.measure) j["choice"] = choice.reason;
+      std::ofstream out(json_path);
+      if (!out) throw Error(ErrorCode::kIo, fmt::format("{}: cannot open for writing", json_path));
+      out << j.dump(2) << "\n";
+    }
+  }
+
   void execute() {
+    if (mode == "throughput") {
+      Graph graph = load_model(model.model, model.load_options());
+      Platform platform = cli::make_cli_platform(model, graph);
+      execute_throughput(graph, platform);
+      return;
+    }
     for (const std::string& name : schedulers) make_scheduler(name);  // a typo fails before --report's folder is made
     Graph graph = load_model(model.model, model.load_options());
     Platform platform = cli::make_cli_platform(model, graph);
@@ -192,6 +261,11 @@ void add_compare_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--report", state->report_dir,
                   "write an HTML report (tables, timelines, placement) to DIR/index.html");
   state->model.add_pin_option(cmd);
+  cmd->add_option("--mode", state->mode,
+                  "latency: every scheduler's plan of one request; throughput: every flow of many requests over the "
+                  "devices (docs/throughput.md)")
+      ->check(CLI::IsMember({"latency", "throughput"}))
+      ->capture_default_str();
   cmd->callback([state, exit_code] {
     state->execute();
     *exit_code = 0;
