@@ -57,10 +57,10 @@ struct Server::Impl {
     }
   }
 
-  void infer(const httplib::Request& req, httplib::Response& res) {
+  void infer(const httplib::Request& req, const std::string& body, httplib::Response& res) {
     with_model(req, res, [&](ModelState& m) {
       // The binary extension: the JSON header's length, the tensors after it.
-      size_t header_length = req.body.size();
+      size_t header_length = body.size();
       if (req.has_header("Inference-Header-Content-Length")) {
         std::string text = req.get_header_value("Inference-Header-Content-Length");
         size_t used = 0;
@@ -70,22 +70,22 @@ struct Server::Impl {
         } catch (const std::exception&) {
           used = 0;
         }
-        if (used == 0 || used != text.size() || n > req.body.size()) {
+        if (used == 0 || used != text.size() || n > body.size()) {
           ++m.bad_request;
           throw RequestError(400, fmt::format("model '{}': Inference-Header-Content-Length '{}': expected a byte "
                                               "count of at most the body's {} bytes",
-                                              m.model.name, text, req.body.size()));
+                                              m.model.name, text, body.size()));
         }
         header_length = static_cast<size_t>(n);
       }
       json header;
       try {
-        header = parse_header(std::string_view(req.body.data(), header_length));
+        header = parse_header(std::string_view(body.data(), header_length));
       } catch (const RequestError& e) {
         ++m.bad_request;
         throw RequestError(e.status(), fmt::format("model '{}': {}", m.model.name, e.what()));
       }
-      InferResponse response = registry.infer(m, header, std::string_view(req.body).substr(header_length));
+      InferResponse response = registry.infer(m, header, std::string_view(body).substr(header_length));
       if (response.tail.empty()) {
         res.set_content(response.header, "application/json");
       } else {
@@ -115,7 +115,19 @@ struct Server::Impl {
     http.Get(model + "/ready", [this](const httplib::Request& req, httplib::Response& res) {
       with_model(req, res, [&](ModelState& m) { answer_json(res, 200, {{"name", m.model.name}, {"ready", true}}); });
     });
-    http.Post(model + "/infer", [this](const httplib::Request& req, httplib::Response& res) { infer(req, res); });
+    // The body read here rather than by the library, which refuses a body
+    // over 8 KiB sent as application/x-www-form-urlencoded: what curl -d and
+    // urllib send when the client names no Content-Type. The size limit
+    // still holds (413 from the Content-Length, before reading).
+    http.Post(model + "/infer",
+              [this](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
+                std::string body;
+                bool read = reader([&](const char* data, size_t n) {
+                  body.append(data, n);
+                  return true;
+                });
+                if (read) infer(req, body, res);
+              });
     http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(registry.metrics(), "text/plain; version=0.0.4");
     });

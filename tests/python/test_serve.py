@@ -148,6 +148,11 @@ class ServeTest(unittest.TestCase):
         flat["outputs"] = [{"name": "output"}]
         status, _, body = call(self.base, "/v2/models/bert/versions/1/infer", flat)
         self.check_answer(status, body, ids)
+        # Over 8 KiB with no Content-Type (urllib and curl -d then say
+        # application/x-www-form-urlencoded): still a JSON request.
+        padded = json.dumps(infer_body(ids)).encode() + b" " * 20000
+        status, _, body = call(self.base, "/v2/models/bert/infer", padded)
+        self.check_answer(status, body, ids)
 
     def test_binary_tensor_data(self):
         ids = self.ids(2)
