@@ -52,7 +52,7 @@ def model_args(model):
 
 
 def serve_round(exe, margs, db, inputs, expected, n, clients):
-    """(requests/s, p50 ms, p99 ms, errors) of n requests from `clients` threads."""
+    """(requests/s, p50 ms, p99 ms, client CPU in cores, errors) of n requests from `clients` threads."""
     proc = subprocess.Popen([exe, "serve"] + margs + ["--name", "m", "--devices", "cpu:0,cpu:1", "--port", "0",
                                                        "--grpc-port", "-1", "--db", db],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -105,20 +105,21 @@ def serve_round(exe, margs, db, inputs, expected, n, clients):
                 with lock:
                     errors.append(repr(e))
 
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     threads = [threading.Thread(target=client) for _ in range(clients)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     seconds = time.perf_counter() - start
+    client_cpu = (time.process_time() - cpu_start) / seconds  # cores the clients kept busy
     proc.terminate()
     proc.wait(timeout=60)
     drain.join()
     proc.stdout.close()
     lat = sorted(latencies)
     return (len(lat) / seconds, lat[len(lat) // 2] if lat else 0, lat[int(0.99 * (len(lat) - 1))] if lat else 0,
-            errors)
+            client_cpu, errors)
 
 
 def main():
@@ -157,8 +158,8 @@ def main():
         for r in range(args.rounds):
             for k in range(2):
                 if (k + r) % 2 == 0:
-                    rate, p50, p99, errs = serve_round(exe, margs, db, inputs, expected, n, args.clients)
-                    served.append((rate, p50, p99))
+                    rate, p50, p99, cpu, errs = serve_round(exe, margs, db, inputs, expected, n, args.clients)
+                    served.append((rate, p50, p99, cpu))
                     errors += errs
                 else:
                     run([exe, "run"] + margs + ["--mode", "throughput", "--devices", "cpu:0,cpu:1", "--concurrency",
@@ -171,9 +172,11 @@ def main():
         rows.append({"model": name, "requests": n, "serve_per_s": round(med(served, 0), 2),
                      "serve_p50_ms": round(med(served, 1), 2), "serve_p99_ms": round(med(served, 2), 2),
                      "run_per_s": round(med(ran, 0), 2), "run_p50_ms": round(med(ran, 1), 2),
-                     "run_p99_ms": round(med(ran, 2), 2), "ratio": round(ratio, 4), "errors": len(errors)})
+                     "run_p99_ms": round(med(ran, 2), 2), "ratio": round(ratio, 4),
+                     "client_cpu_cores": round(med(served, 3), 3), "errors": len(errors)})
         print(f"{name:26} serve {med(served, 0):8.2f}/s (p50 {med(served, 1):.1f} ms, p99 {med(served, 2):.1f} ms)  "
-              f"run {med(ran, 0):8.2f}/s (p99 {med(ran, 2):.1f} ms)  ratio {ratio:.3f}  errors {len(errors)}",
+              f"run {med(ran, 0):8.2f}/s (p99 {med(ran, 2):.1f} ms)  ratio {ratio:.3f}  clients' CPU "
+              f"{med(served, 3):.2f} cores  errors {len(errors)}",
               flush=True)
         for e in errors[:3]:
             print("  error:", e)

@@ -122,6 +122,9 @@ struct Server::Impl {
     http.Post(model + "/infer",
               [this](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
                 std::string body;
+                // The library refused a Content-Length over the limit already.
+                if (size_t length = req.get_header_value<uint64_t>("Content-Length"); length <= options.max_body_bytes)
+                  body.reserve(length);
                 bool read = reader([&](const char* data, size_t n) {
                   body.append(data, n);
                   return true;
