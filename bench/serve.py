@@ -52,13 +52,16 @@ def model_args(model):
 
 
 def serve_round(exe, margs, db, inputs, expected, n, clients):
-    """(requests/s, p50 ms, p99 ms, client CPU in cores, errors) of n requests from `clients` threads."""
+    """(requests/s, p50 ms, p99 ms, client CPU in cores, the flow, errors) of n requests from `clients`
+    threads."""
     proc = subprocess.Popen([exe, "serve"] + margs + ["--name", "m", "--devices", "cpu:0,cpu:1", "--port", "0",
                                                        "--grpc-port", "-1", "--db", db],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    base, lines = None, []
+    base, lines, flow = None, [], ""
     for line in proc.stdout:
         lines.append(line)
+        if line.startswith("model m: "):
+            flow = line[line.rfind("(") + 1:].rstrip(")\n")
         m = re.search(r"on (http://[\d.]+:\d+)/v2", line)
         if m:
             base = m.group(1)
@@ -119,7 +122,7 @@ def serve_round(exe, margs, db, inputs, expected, n, clients):
     proc.stdout.close()
     lat = sorted(latencies)
     return (len(lat) / seconds, lat[len(lat) // 2] if lat else 0, lat[int(0.99 * (len(lat) - 1))] if lat else 0,
-            client_cpu, errors)
+            client_cpu, flow, errors)
 
 
 def main():
@@ -154,12 +157,13 @@ def main():
         run([exe, "run"] + margs + ["--devices", "cpu:0-1", "--db", db, "-n", "5", "--json", out_json])
         with open(out_json) as f:
             n = max(4 * args.clients, int(args.seconds * 1000 / json.load(f)["p50_ms"]))
-        served, ran, errors = [], [], []
+        served, ran, errors, flows = [], [], [], []
         for r in range(args.rounds):
             for k in range(2):
                 if (k + r) % 2 == 0:
-                    rate, p50, p99, cpu, errs = serve_round(exe, margs, db, inputs, expected, n, args.clients)
+                    rate, p50, p99, cpu, flow, errs = serve_round(exe, margs, db, inputs, expected, n, args.clients)
                     served.append((rate, p50, p99, cpu))
+                    flows.append("serve: " + flow)
                     errors += errs
                 else:
                     run([exe, "run"] + margs + ["--mode", "throughput", "--devices", "cpu:0,cpu:1", "--concurrency",
@@ -167,17 +171,20 @@ def main():
                     with open(out_json) as f:
                         j = json.load(f)
                     ran.append((j["throughput_per_s"], j["p50_ms"], j["p99_ms"]))
+                    flows.append("run: " + j["flow"])
         med = lambda xs, i: statistics.median(x[i] for x in xs)  # noqa: E731
         ratio = med(served, 0) / med(ran, 0)
         rows.append({"model": name, "requests": n, "serve_per_s": round(med(served, 0), 2),
                      "serve_p50_ms": round(med(served, 1), 2), "serve_p99_ms": round(med(served, 2), 2),
                      "run_per_s": round(med(ran, 0), 2), "run_p50_ms": round(med(ran, 1), 2),
                      "run_p99_ms": round(med(ran, 2), 2), "ratio": round(ratio, 4),
-                     "client_cpu_cores": round(med(served, 3), 3), "errors": len(errors)})
+                     "client_cpu_cores": round(med(served, 3), 3), "errors": len(errors),
+                     "flows": "; ".join(flows)})
         print(f"{name:26} serve {med(served, 0):8.2f}/s (p50 {med(served, 1):.1f} ms, p99 {med(served, 2):.1f} ms)  "
               f"run {med(ran, 0):8.2f}/s (p99 {med(ran, 2):.1f} ms)  ratio {ratio:.3f}  clients' CPU "
               f"{med(served, 3):.2f} cores  errors {len(errors)}",
               flush=True)
+        print("  flows chosen:", "; ".join(flows))
         for e in errors[:3]:
             print("  error:", e)
     mean = geomean([r["ratio"] for r in rows])
