@@ -174,7 +174,8 @@ InferRequest decode_infer_request(const json& header, std::string_view tail, con
     for (size_t d = 0; shape_ok && v.has_shape && d < shape.size(); ++d)
       if (v.shape[d] >= 0 && v.shape[d] != shape[d]) shape_ok = false;
     if (!shape_ok)
-      bad(fmt::format("input '{}': shape {}, expected {}", name, in["shape"].dump(), tensor_metadata(v)["shape"].dump()));
+      bad(fmt::format("input '{}': shape {}, expected {}", name, in["shape"].dump(),
+                      tensor_metadata(v)["shape"].dump()));
     int64_t numel = 0;
     try {
       numel = shape_numel(shape);
@@ -270,7 +271,9 @@ InferResponse encode_infer_response(const std::string& model_name, const InferRe
         case DType::kInt32: append_values<int32_t>(data, t); break;
         case DType::kInt64: append_values<int64_t>(data, t); break;
         case DType::kBool: append_values<bool>(data, t); break;
-        default: throw Error(ErrorCode::kUnsupported, fmt::format("output '{}': cannot encode {}", request.outputs[k], dtype_name(t.dtype())));
+        default:
+          throw Error(ErrorCode::kUnsupported,
+                      fmt::format("output '{}': cannot encode {}", request.outputs[k], dtype_name(t.dtype())));
       }
       out["data"] = std::move(data);
     }
@@ -285,7 +288,8 @@ json model_metadata(const std::string& model_name, const Graph& graph) {
   json inputs = json::array(), outputs = json::array();
   for (ValueId id : graph.inputs) inputs.push_back(tensor_metadata(graph.values[id]));
   for (ValueId id : graph.outputs) outputs.push_back(tensor_metadata(graph.values[id]));
-  return {{"name", model_name}, {"versions", {"1"}}, {"platform", "onnx_onnxv1"}, {"inputs", inputs}, {"outputs", outputs}};
+  return {
+      {"name", model_name}, {"versions", {"1"}}, {"platform", "onnx_onnxv1"}, {"inputs", inputs}, {"outputs", outputs}};
 }
 
 }  // namespace hetsched::serve

@@ -21,8 +21,8 @@ double median(const std::vector<double>& v) { return percentile(v, 50); }
 // The flow's workers, each warmed up with `warmups` untimed runs and one
 // more timed: its expected time per request, which the pool's dispatch
 // starts from.
-std::shared_ptr<RequestPool> make_pool(const Graph& graph, const RequestFlow& flow, const std::vector<TensorMap>& inputs,
-                                       int warmups, CudaGraphMode cuda_graph) {
+std::shared_ptr<RequestPool> make_pool(const Graph& graph, const RequestFlow& flow,
+                                       const std::vector<TensorMap>& inputs, int warmups, CudaGraphMode cuda_graph) {
   std::vector<RequestPool::Worker> workers;
   for (const FlowWorker& w : flow.workers) {
     auto executor = std::make_shared<Executor>(graph, *w.plan, *flow.platform, flow.cost, cuda_graph);
@@ -79,7 +79,8 @@ MeasuredFlowChoice choose_flow_by_measurement(const Graph& graph, const std::vec
     double per_ms = 0;  // the workers' rates alone
     for (const RequestPool::Worker& w : pools.back()->workers()) per_ms += 1 / std::max(w.expected_ms, 1e-3);
     int workers = static_cast<int>(flow.workers.size());
-    n_requests.push_back(std::max(options.min_requests * workers, static_cast<int>(std::ceil(per_ms * options.window_ms))));
+    n_requests.push_back(
+        std::max(options.min_requests * workers, static_cast<int>(std::ceil(per_ms * options.window_ms))));
   }
   std::vector<std::vector<double>> rates(n);
   std::vector<std::vector<double>> latencies(n);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <mutex>
 #include <random>
 #include <sstream>
 
@@ -206,7 +205,8 @@ MeasuredFlowChoice settle_flow_by_measurement(const Graph& graph, Platform& plat
   std::vector<FlowPrediction> predicted;
   for (RequestFlow& f : flows) {
     FlowPrediction p = predict_flow(graph, f, options.concurrency);
-    // The fastest worker first: it takes a request whenever it is free.
+    // The fastest worker first: of workers that would finish a request at
+    // the same time, the first takes it (request_pool.h).
     std::vector<size_t> order(f.workers.size());
     for (size_t w = 0; w < order.size(); ++w) order[w] = w;
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p.alone_ms[a] < p.alone_ms[b]; });
@@ -322,7 +322,9 @@ ExecutionSummary Session::summary() const {
   return summary;
 }
 
-std::vector<WorkerLoad> Session::loads() const { return backend_->pool ? backend_->pool->loads() : std::vector<WorkerLoad>{}; }
+std::vector<WorkerLoad> Session::loads() const {
+  return backend_->pool ? backend_->pool->loads() : std::vector<WorkerLoad>{};
+}
 
 const Plan* Session::plan() const { return backend_->pool ? &backend_->pool->workers()[0].executor->plan() : nullptr; }
 const Platform& Session::platform() const { return backend_->platform; }
@@ -361,7 +363,8 @@ TensorMap Session::run(const TensorMap& inputs, Trace* trace, RunTiming* timing)
   if (!b.pool) {
     auto start = std::chrono::steady_clock::now();
     TensorMap outputs = run_reference(*graph_, inputs);
-    if (timing) *timing = {0, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), "reference"};
+    if (timing)
+      *timing = {0, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), "reference"};
     return outputs;
   }
   if (!trace) return b.pool->run(inputs, nullptr, nullptr, timing);

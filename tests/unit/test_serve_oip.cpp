@@ -18,7 +18,8 @@ using nlohmann::json;
 Graph model() {
   Graph g = testing::relu_chain(1, 3);
   g.values[g.inputs[0]].shape = {2, 3};
-  for (auto [name, dtype, shape] : {std::tuple{"flags", DType::kBool, Shape{2}}, std::tuple{"ids", DType::kInt8, Shape{-1}}}) {
+  for (auto [name, dtype, shape] :
+       {std::tuple{"flags", DType::kBool, Shape{2}}, std::tuple{"ids", DType::kInt8, Shape{-1}}}) {
     ValueId v = testing::add_float_value(g, name, shape);
     g.values[v].dtype = dtype;
     g.inputs.push_back(v);

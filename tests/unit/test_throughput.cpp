@@ -38,8 +38,9 @@ struct Fixture {
   Fixture() {
     Platform p;
     p.name = "four";
-    p.devices = {testing::emulated_device("fast", 0.25), testing::emulated_device("fast2", 0.25), testing::emulated_device("slow", 0.25 / 3),
-                 testing::emulated_device("slow2", 0.25 / 3), testing::emulated_device("crawl", 0.025)};
+    p.devices = {testing::emulated_device("fast", 0.25), testing::emulated_device("fast2", 0.25),
+                 testing::emulated_device("slow", 0.25 / 3), testing::emulated_device("slow2", 0.25 / 3),
+                 testing::emulated_device("crawl", 0.025)};
     platform = std::make_shared<const Platform>(p);
     cost = make_roofline_cost_model(*platform);
   }

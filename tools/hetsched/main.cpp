@@ -88,7 +88,8 @@ struct RunCommand {
   CLI::Option* iterations_option = nullptr;
 
   void add_to(CLI::App& app) {
-    auto* cmd = app.add_subcommand("run", "run a model and report its latency, or its throughput with --mode throughput");
+    auto* cmd =
+        app.add_subcommand("run", "run a model and report its latency, or its throughput with --mode throughput");
     model.add_to(cmd);
     model.add_reference_flag(cmd);
     model.add_plan_options(cmd);
@@ -98,9 +99,10 @@ struct RunCommand {
     cmd->add_option("--input", inputs, "input tensor NAME=FILE (.npy or .pb); random data when omitted (repeatable)");
     cmd->add_option("--output-dir", output_dir, "write each output as NAME.npy into this folder");
     // CLI::Range, not CLI::NonNegativeNumber, whose message spells out DBL_MAX.
-    iterations_option = cmd->add_option("-n,--iterations", iterations, "timed runs (requests with --mode throughput: 100 by default)")
-                            ->check(CLI::Range(0, 1000000))
-                            ->capture_default_str();
+    iterations_option =
+        cmd->add_option("-n,--iterations", iterations, "timed runs (requests with --mode throughput: 100 by default)")
+            ->check(CLI::Range(0, 1000000))
+            ->capture_default_str();
     cmd->add_option("--mode", mode,
                     "latency: one request at a time over the devices; throughput: many requests at once, each on a "
                     "device of its own, the flow chosen by measurement (docs/throughput.md)")
@@ -127,7 +129,8 @@ struct RunCommand {
     SessionOptions session_options = model.session_options();
     bool throughput = mode == "throughput";
     if (throughput) {
-      if (!trace_path.empty()) throw Error(ErrorCode::kUsage, "--trace: a timeline of one request is for --mode latency");
+      if (!trace_path.empty())
+        throw Error(ErrorCode::kUsage, "--trace: a timeline of one request is for --mode latency");
       session_options.mode = RunMode::kThroughput;
       session_options.concurrency = concurrency;
     } else if (concurrency > 0) {
@@ -217,17 +220,19 @@ struct RunCommand {
     // Distinct random inputs (16 at most, cycled) unless inputs were given.
     std::vector<TensorMap> requests{feeds};
     if (inputs.empty())
-      for (uint64_t i = 1; i < static_cast<uint64_t>(std::min(n, 16)); ++i) requests.push_back(session.random_inputs(seed + i));
+      for (uint64_t i = 1; i < static_cast<uint64_t>(std::min(n, 16)); ++i)
+        requests.push_back(session.random_inputs(seed + i));
     TensorMap outputs = session.run(feeds);
-    if (warmups > 0)
-      run_closed_loop(warmups * in_flight, in_flight, [&](int i) { session.run(requests[static_cast<size_t>(i) % requests.size()]); });
+    auto request = [&](int i) { session.run(requests[static_cast<size_t>(i) % requests.size()]); };
+    if (warmups > 0) run_closed_loop(warmups * in_flight, in_flight, request);
     std::vector<WorkerLoad> before = session.loads();
     LoadResult r;
-    if (n > 0) r = run_closed_loop(n, in_flight, [&](int i) { session.run(requests[static_cast<size_t>(i) % requests.size()]); });
+    if (n > 0) r = run_closed_loop(n, in_flight, request);
     std::vector<WorkerLoad> after = session.loads();
     fmt::print("throughput: {}, {} request{} in flight\n", summary.flow, in_flight, in_flight > 1 ? "s" : "");
     if (n > 0)
-      fmt::print("requests: {}  throughput: {:.1f} requests/s  latency p50: {:.2f} ms  p90: {:.2f} ms  p99: {:.2f} ms\n",
+      fmt::print("requests: {}  throughput: {:.1f} requests/s  latency p50: {:.2f} ms  p90: {:.2f} ms  "
+                 "p99: {:.2f} ms\n",
                  r.n_requests, r.per_s, r.p50_ms, r.p90_ms, r.p99_ms);
     nlohmann::json served = nlohmann::json::array();
     std::vector<std::string> shares;

@@ -62,7 +62,8 @@ struct ServeCommand {
     server.max_body_bytes = static_cast<size_t>(max_body_mib) << 20;
     serve::Server http(std::move(served), server);
     http.bind();
-    fmt::print("serving the Open Inference Protocol on http://{}:{}/v2 (metrics: /metrics)\n", server.host, http.port());
+    fmt::print("serving the Open Inference Protocol on http://{}:{}/v2 (metrics: /metrics)\n", server.host,
+               http.port());
     if (http.grpc_port() >= 0) fmt::print("and over gRPC on {}:{}\n", server.host, http.grpc_port());
     std::fflush(stdout);
     std::thread waiter([&] {
