@@ -59,7 +59,7 @@ class Service final : public inference::GRPCInferenceService::Service {
 
   grpc::Status ServerReady(grpc::ServerContext*, const inference::ServerReadyRequest*,
                            inference::ServerReadyResponse* res) override {
-    res->set_ready(true);  // models are loaded and warm before the ports open
+    res->set_ready(registry_.ready());  // models are loaded and warm before the ports open
     return grpc::Status::OK;
   }
 
@@ -67,7 +67,7 @@ class Service final : public inference::GRPCInferenceService::Service {
                           inference::ModelReadyResponse* res) override {
     try {
       registry_.find(req->name(), req->version());
-      res->set_ready(true);
+      res->set_ready(registry_.ready());
       return grpc::Status::OK;
     } catch (const RequestError& e) {
       return status_of(e);

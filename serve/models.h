@@ -60,6 +60,11 @@ class ModelRegistry {
   // that failed (500; a wrong input the session refused is 400).
   InferResponse infer(ModelState& model, const nlohmann::json& header, std::string_view tail);
 
+  // Ready until draining: a stopping server answers "not ready" while it
+  // still serves, so that load balancers stop sending it requests.
+  bool ready() const { return !draining_; }
+  void set_draining() { draining_ = true; }
+
   // Every model's metrics, Prometheus text format.
   std::string metrics() const;
   // The workers of every model's flow, together.
@@ -67,6 +72,7 @@ class ModelRegistry {
 
  private:
   std::map<std::string, std::unique_ptr<ModelState>> models_;
+  std::atomic<bool> draining_{false};
 };
 
 // Parses a request's JSON header: RequestError 400 when it is not JSON or

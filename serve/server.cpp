@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
@@ -100,8 +101,10 @@ struct Server::Impl {
     http.Get("/v2/health/live", [](const httplib::Request&, httplib::Response& res) {
       answer_json(res, 200, {{"live", true}});
     });
-    http.Get("/v2/health/ready", [](const httplib::Request&, httplib::Response& res) {
-      answer_json(res, 200, {{"ready", true}});  // models are loaded and warm before the port opens
+    http.Get("/v2/health/ready", [this](const httplib::Request&, httplib::Response& res) {
+      // Models are loaded and warm before the port opens.
+      bool ready = registry.ready();
+      answer_json(res, ready ? 200 : 503, {{"ready", ready}});
     });
     http.Get("/v2", [](const httplib::Request&, httplib::Response& res) {
       answer_json(res, 200,
@@ -113,7 +116,10 @@ struct Server::Impl {
       });
     });
     http.Get(model + "/ready", [this](const httplib::Request& req, httplib::Response& res) {
-      with_model(req, res, [&](ModelState& m) { answer_json(res, 200, {{"name", m.model.name}, {"ready", true}}); });
+      with_model(req, res, [&](ModelState& m) {
+        bool ready = registry.ready();
+        answer_json(res, ready ? 200 : 503, {{"name", m.model.name}, {"ready", ready}});
+      });
     });
     // The body read here rather than by the library, which refuses a body
     // over 8 KiB sent as application/x-www-form-urlencoded: what curl -d and
@@ -205,6 +211,8 @@ void Server::run() {
 }
 
 void Server::stop() {
+  impl_->registry.set_draining();
+  std::this_thread::sleep_for(std::chrono::duration<double>(impl_->options.drain_seconds));
   impl_->http.stop();
   // gRPC: no new calls; the ones in flight finish (within 30 s).
   if (impl_->grpc_server) impl_->grpc_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(30));

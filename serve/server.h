@@ -3,6 +3,7 @@
 // from all clients run side by side on the flow's devices).
 //
 //   GET  /v2/health/live, /v2/health/ready   200 {"live": true} / {"ready": true}
+//                                             (ready: 503 {"ready": false} while draining)
 //   GET  /v2                                  server metadata
 //   GET  /v2/models/NAME[/versions/1]         model metadata
 //   GET  /v2/models/NAME[/versions/1]/ready   200 {"name", "ready": true}
@@ -21,8 +22,10 @@
 //
 // Threads: the HTTP server's pool runs requests; Session::run serves them
 // side by side on the model's workers (each on the worker that would finish
-// it first). stop() stops accepting, lets requests in flight finish, and
-// makes run() return.
+// it first). stop() first drains: for `drain_seconds` readiness answers 503
+// (gRPC: ready false) while requests are still served, so that load
+// balancers stop sending any; then it stops accepting, lets the requests in
+// flight finish, and makes run() return.
 #pragma once
 
 #include <cstddef>
@@ -41,6 +44,7 @@ struct ServerOptions {
   int grpc_port = 8001;  // 0: any free port (grpc_port()); -1: no gRPC
   size_t max_body_bytes = size_t{64} << 20;
   int threads = 0;  // HTTP worker threads; 0 = 2 per worker of all models' flows, at least 8
+  double drain_seconds = 5;
 };
 
 class Server {

@@ -37,6 +37,8 @@ def start_server(extra):
     cmd = [ARGS.hetsched, "serve", "zoo:bert", "--name", "bert", "--port", "0", "--grpc-port", "0", "--db", ARGS.db]
     for k, v in PARAMS.items():
         cmd += ["--param", f"{k}={v}"]
+    if "--drain-seconds" not in extra:
+        cmd += ["--drain-seconds", "0.2"]
     proc = subprocess.Popen(cmd + extra, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines = []
     deadline = time.time() + 300
@@ -331,8 +333,8 @@ class GrpcTest(unittest.TestCase):
 
 
 class ShutdownTest(unittest.TestCase):
-    def test_sigterm_finishes_requests_in_flight_and_exits_0(self):
-        proc, base, lines = start_server([])
+    def test_sigterm_drains_then_finishes_requests_in_flight_and_exits_0(self):
+        proc, base, lines = start_server(["--drain-seconds", "2"])
         ids = np.zeros((1, PARAMS["seq"]), dtype=np.int64)
         results = []
 
@@ -349,6 +351,13 @@ class ShutdownTest(unittest.TestCase):
             t.start()
         time.sleep(0.3)
         proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        # Draining: not ready, still live and serving.
+        status, _, body = call(base, "/v2/health/ready")
+        self.assertEqual((status, json.loads(body)), (503, {"ready": False}))
+        self.assertEqual(call(base, "/v2/health/live")[0], 200)
+        self.assertEqual(call(base, "/v2/models/bert/ready")[0], 503)
+        self.assertEqual(call(base, "/v2/models/bert/infer", infer_body(ids))[0], 200)
         for t in threads:
             t.join()
         self.assertEqual(finish(proc), 0, "".join(lines))

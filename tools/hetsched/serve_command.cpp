@@ -69,7 +69,8 @@ struct ServeCommand {
     std::thread waiter([&] {
       int signal = 0;
       sigwait(&stop_signals, &signal);
-      fmt::print("{}: finishing the requests in flight, then stopping\n", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+      fmt::print("{}: not ready for {} s while serving, then finishing the requests in flight and stopping\n",
+                 signal == SIGTERM ? "SIGTERM" : "SIGINT", server.drain_seconds);
       std::fflush(stdout);
       http.stop();
     });
@@ -110,6 +111,11 @@ void add_serve_command(CLI::App& app, int* exit_code) {
   cli::ModelOptions::add_db_option(cmd, state->model.db);
   cmd->add_option("--max-body-mib", state->max_body_mib, "largest request body accepted, in MiB")
       ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  cmd->add_option("--drain-seconds", state->server.drain_seconds,
+                  "on SIGTERM: how long readiness says 503 while requests are still served, before the server stops "
+                  "accepting")
+      ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   cmd->add_option("--threads", state->server.threads, "HTTP worker threads (default: 2 per worker, at least 8)")
       ->check(CLI::Range(1, 1024));
