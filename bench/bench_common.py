@@ -27,6 +27,18 @@ def geomean(values):
     return math.exp(sum(math.log(x) for x in values) / len(values))
 
 
+def model_args(model):
+    """A model with zoo parameters after '?', joined by '&', as the CLI's
+    arguments and as a dict: 'zoo:bert?layers=2' -> (['zoo:bert', '--param',
+    'layers=2'], {'layers': '2'})."""
+    name, _, text = model.partition("?")
+    params = [p for p in text.split("&") if p]
+    args = [name]
+    for p in params:
+        args += ["--param", p]
+    return args, dict(p.split("=", 1) for p in params)
+
+
 def write_csv(path, comment, rows):
     """rows (dicts with the same keys) to the CSV at path, after one '# comment' line."""
     import csv

@@ -37,18 +37,10 @@ import urllib.request
 
 import numpy as np
 
-from bench_common import cpu_model, geomean, run, write_csv
+from bench_common import cpu_model, geomean, model_args, run, write_csv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = "zoo:resnet50,zoo:squeezenet1_0,zoo:bert?layers=2"
-
-
-def model_args(model):
-    name, _, params = model.partition("?")
-    args = [name]
-    for p in filter(None, params.split("&")):
-        args += ["--param", p]
-    return args, dict(p.split("=") for p in filter(None, params.split("&")))
 
 
 def serve_round(exe, margs, db, inputs, expected, n, clients):

@@ -33,21 +33,12 @@ import shutil
 import statistics
 import tempfile
 
-from bench_common import cpu_model, geomean, run, write_csv
+from bench_common import cpu_model, geomean, model_args, run, write_csv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 ZOO = ("zoo:mobilenet_v2,zoo:squeezenet1_0,zoo:resnet18,zoo:resnet50,zoo:googlenet,zoo:inception_v3,"
        "zoo:bert?layers=2")
-
-
-def model_args(model):
-    """'zoo:bert?layers=2' -> ['zoo:bert', '--param', 'layers=2']."""
-    name, _, params = model.partition("?")
-    args = [name]
-    for p in filter(None, params.split("&")):
-        args += ["--param", p]
-    return args
 
 
 def model_name(model):
@@ -82,7 +73,7 @@ def main():
     out_json = os.path.join(work, "run.json")
     for model in models:
         name = model_name(model)
-        margs = model_args(model)
+        margs, _ = model_args(model)
         db = os.path.join(work, name.replace(":", "_") + ".db")
         run([exe, "profile"] + margs + ["--devices", "cpu:0,cpu:1,cpu:0-1", "--db", db])
         run([exe, "run"] + margs + ["--devices", "cpu:0-1", "--db", db, "-n", "5", "--json", out_json])
