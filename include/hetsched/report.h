@@ -12,6 +12,7 @@
 #include "hetsched/compare.h"
 #include "hetsched/graph.h"
 #include "hetsched/platform.h"
+#include "hetsched/session.h"
 
 namespace hetsched {
 
@@ -23,6 +24,9 @@ struct ReportInput {
   const Comparison* comparison = nullptr; // required; timelines need CompareOptions::keep_traces
   // Lines shown under the summary, e.g. "outputs checked against sequential: identical".
   std::vector<std::string> notes;
+  // Throughput mode's flows (ExecutionSummary::flows), shown in a section
+  // of their own when given.
+  std::vector<FlowOutcome> flows;
   // Plans whose timelines are shown open, fastest first; the others' are in
   // a collapsed section (they still make the file larger).
   int open_timelines = 3;

@@ -122,6 +122,17 @@ struct RunTiming {
   std::string worker;  // the worker's device
 };
 
+// A flow of requests (throughput.h) that a throughput session measured
+// before choosing (ExecutionSummary::flows).
+struct FlowOutcome {
+  std::string name;  // "side by side on cpu:0, cpu:1"
+  std::vector<std::string> workers;
+  double predicted_per_s = 0;  // from the cost model
+  double measured_per_s = 0;   // median over the interleaved rounds
+  double measured_p50_ms = 0;  // request latency, one request per worker in flight
+  bool chosen = false;
+};
+
 // What a session runs and how: kernels, fusion, fallbacks, memory.
 struct ExecutionSummary {
   std::string device;         // "cpu:0-1", "cpu:0,cpu:1", or "reference"
@@ -148,6 +159,7 @@ struct ExecutionSummary {
   // worker's plan.
   std::string flow;
   std::vector<std::string> workers;
+  std::vector<FlowOutcome> flows;  // the flows measured for the choice, the chosen one marked
   // With a GPU in the plan: "on" (captured into one CUDA Graph and replayed),
   // "off", or "off: the capture failed (<why>)" (run step by step instead).
   std::string cuda_graph;

@@ -348,6 +348,18 @@ class PySession {
     out["cuda_graph"] = s.cuda_graph;
     out["flow"] = s.flow;
     out["workers"] = s.workers;
+    py::list flows;
+    for (const FlowOutcome& f : s.flows) {
+      py::dict d;
+      d["name"] = f.name;
+      d["workers"] = f.workers;
+      d["predicted_per_s"] = f.predicted_per_s;
+      d["measured_per_s"] = f.measured_per_s;
+      d["measured_p50_ms"] = f.measured_p50_ms;
+      d["chosen"] = f.chosen;
+      flows.append(d);
+    }
+    out["flows"] = flows;
     return out;
   }
 

@@ -348,6 +348,8 @@ class SessionTest(unittest.TestCase):
         self.assertIn("throughput: ", summary["choice"])
         self.assertTrue(summary["flow"])
         self.assertEqual(len(summary["workers"]), len(s.loads))
+        self.assertEqual(sum(f["chosen"] for f in summary["flows"]), 1)
+        self.assertTrue(all(f["measured_per_s"] > 0 for f in summary["flows"]))
         feeds = [s.random_inputs(seed=k) for k in range(3)]
         reference = bert(reference=True)
         expected = [reference.run(f)["output"] for f in feeds]

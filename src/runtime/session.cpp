@@ -110,7 +110,8 @@ struct Session::Backend {
   // The workers; null: reference kernels. One worker in latency mode
   // (auto's comes from its measured choice), the flow's in throughput mode.
   std::shared_ptr<RequestPool> pool;
-  std::string flow;  // ExecutionSummary::flow
+  std::string flow;                // ExecutionSummary::flow
+  std::vector<FlowOutcome> flows;  // ExecutionSummary::flows
 };
 
 namespace {
@@ -182,9 +183,10 @@ MeasuredChoice settle_auto_by_measurement(const Graph& graph, Platform& platform
 // predicted; the best predicted of one worker and of several measured
 // (choose.h), the winner kept. First, as for auto, what the profile
 // database lacks or no longer trusts is profiled. `platform` becomes the
-// winner's; `flow` its name.
+// winner's; `flow` its name; `outcomes` what was measured.
 MeasuredFlowChoice settle_flow_by_measurement(const Graph& graph, Platform& platform, const SessionOptions& options,
-                                              std::vector<std::string>* warnings, std::string* flow) {
+                                              std::vector<std::string>* warnings, std::string* flow,
+                                              std::vector<FlowOutcome>* outcomes) {
   if (options.scheduler != "sequential" || !options.plan.empty() || !platform.pinned.empty())
     throw Error(ErrorCode::kUsage, "throughput mode runs each request on one device with its sequential plan: "
                                    "a scheduler, a plan file or pins are for latency mode");
@@ -245,6 +247,11 @@ MeasuredFlowChoice settle_flow_by_measurement(const Graph& graph, Platform& plat
   for (size_t f = 0; f < measured.size(); ++f)
     predictions.push_back(fmt::format("{} {:.1f}", measured[f].name, measured_prediction[f]));
   choice.reason = fmt::format("throughput: {} (predicted requests/s: {})", choice.reason, fmt::join(predictions, ", "));
+  for (size_t f = 0; f < measured.size(); ++f) {
+    FlowOutcome o{measured[f].name, {}, measured_prediction[f], choice.per_s[f], choice.p50_ms[f], f == choice.chosen};
+    for (const FlowWorker& w : measured[f].workers) o.workers.push_back(w.device);
+    outcomes->push_back(std::move(o));
+  }
   const RequestFlow& winner = measured[choice.chosen];
   *flow = winner.name;
   platform = *winner.platform;
@@ -277,7 +284,8 @@ Session::Session(Graph graph, const SessionOptions& options)
   Plan plan;
   if (options.mode == RunMode::kThroughput) {
     if (std::string warning = openmp_waits_warning(b.platform); !warning.empty()) b.warnings.push_back(warning);
-    MeasuredFlowChoice choice = settle_flow_by_measurement(*graph_, b.platform, options, &b.warnings, &b.flow);
+    MeasuredFlowChoice choice =
+        settle_flow_by_measurement(*graph_, b.platform, options, &b.warnings, &b.flow, &b.flows);
     b.choice = choice.reason;
     b.pool = std::move(choice.pool);
     return;
@@ -315,6 +323,7 @@ ExecutionSummary Session::summary() const {
   summary.choice = b.choice;
   summary.warnings = b.warnings;
   summary.flow = b.flow;
+  summary.flows = b.flows;
   if (b.pool && !b.flow.empty()) {
     for (const RequestPool::Worker& w : b.pool->workers()) summary.workers.push_back(w.device);
     summary.device = fmt::format("{}", fmt::join(summary.workers, ","));

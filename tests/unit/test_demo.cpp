@@ -66,6 +66,8 @@ TEST(DemoCli, ProfilesPlansRunsChecksAndReportsOnThisMachine) {
     expect_contains(r.output, part);
   std::string page = read_file(fs::path(report) / "index.html");
   expect_contains(page, "many requests at once: ");
+  expect_contains(page, "Many requests at once (throughput mode)");
+  expect_contains(page, "side by side on ");
   expect_contains(page, "<svg");
   expect_contains(page, "heft");
   expect_contains(page, "outputs identical to sequential");

@@ -246,6 +246,19 @@ TEST(ThroughputSession, ServesConcurrentRequestsWithTheSequentialOutputs) {
   EXPECT_FALSE(summary.flow.empty());
   EXPECT_EQ(summary.workers.size() > 1, summary.choice.find("keeping side by side") != std::string::npos)
       << summary.choice;
+  ASSERT_GE(summary.flows.size(), 2u);
+  int chosen = 0;
+  for (const FlowOutcome& f : summary.flows) {
+    EXPECT_GT(f.predicted_per_s, 0) << f.name;
+    EXPECT_GT(f.measured_per_s, 0) << f.name;
+    EXPECT_GT(f.measured_p50_ms, 0) << f.name;
+    if (f.chosen) {
+      ++chosen;
+      EXPECT_EQ(f.name, summary.flow);
+      EXPECT_EQ(f.workers.size(), summary.workers.size());
+    }
+  }
+  EXPECT_EQ(chosen, 1);
 
   Session reference = Session::load("zoo:squeezenet1_0", {}, SessionOptions("", true));
   std::vector<TensorMap> inputs, want;

@@ -202,6 +202,7 @@ struct DemoCommand {
   }
 
   std::string outputs_note;
+  std::vector<FlowOutcome> flows;  // throughput mode's, for the report
 
   // Throughput mode on the same devices: its flow chosen by measurement,
   // then a few seconds of requests, against one request at a time on the
@@ -218,6 +219,7 @@ struct DemoCommand {
     options.plan.clear();
     Session session(graph, options);
     ExecutionSummary summary = session.summary();
+    flows = summary.flows;
     fmt::print("  {}\n", summary.choice);
     std::vector<TensorMap> inputs;
     for (uint64_t seed = 0; seed < 4; ++seed) inputs.push_back(session.random_inputs(seed));
@@ -284,6 +286,7 @@ struct DemoCommand {
       input.comparison = &comparison;
       input.notes = {"fastest: " + choice.what, outputs_note};
       if (!throughput_line.empty()) input.notes.push_back("many requests at once: " + throughput_line);
+      input.flows = flows;
       fmt::print("\nreport written to {}\n", write_html_report(report_dir, input));
     }
     fmt::print("demo took {:.0f} s\n", seconds_since(start));
