@@ -18,7 +18,7 @@
 //   SessionOptions options("cpu:0,cpu:1");
 //   options.mode = RunMode::kThroughput;       // session.h
 //   Session s = Session::load("model.onnx", {}, options);
-//   // s.run() from several threads at once: one request per free worker
+//   // s.run() from several threads at once: each on its own worker
 //   LoadResult r = run_closed_loop(200, 4, [&](int i) { s.run(inputs[i % 8]); });
 //
 // How a Session picks its flow: every candidate (flow_candidates) is
