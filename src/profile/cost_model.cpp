@@ -244,7 +244,7 @@ class CombinedCostModel : public RooflineCostModel {
  private:
   // Schedulers ask for the same launches over and over, and the executor's
   // lanes ask from several threads: database answers are kept, under a lock.
-  std::optional<Measurement> measurement(const std::string& device_signature, const std::string& op) const {
+  std::optional<ProfiledTime> measurement(const std::string& device_signature, const std::string& op) const {
     std::lock_guard<std::mutex> lock(mutex_);
     auto key = std::make_pair(device_signature, op);
     auto it = measurements_.find(key);
@@ -262,7 +262,7 @@ class CombinedCostModel : public RooflineCostModel {
 
   std::shared_ptr<const ProfileDB> db_;
   mutable std::mutex mutex_;
-  mutable std::map<std::pair<std::string, std::string>, std::optional<Measurement>> measurements_;
+  mutable std::map<std::pair<std::string, std::string>, std::optional<ProfiledTime>> measurements_;
   mutable std::map<std::pair<std::string, std::string>, std::optional<LinkFit>> links_;
 };
 

@@ -426,16 +426,16 @@ auto guarded(const std::string& path, Fn&& fn) -> decltype(fn()) {
 
 }  // namespace
 
-std::optional<Measurement> ProfileDB::find(const std::string& device_signature,
+std::optional<ProfiledTime> ProfileDB::find(const std::string& device_signature,
                                            const std::string& op_signature) const {
-  return guarded(path_, [&]() -> std::optional<Measurement> {
+  return guarded(path_, [&]() -> std::optional<ProfiledTime> {
     Statement q(db_,
                 "SELECT median_us, spread_us, n_repeats, waited, stale FROM launches WHERE device_signature = ?1 "
                 "AND op_signature = ?2",
                 path_);
     q.bind(1, device_signature).bind(2, op_signature);
     if (!q.step()) return std::nullopt;
-    return Measurement{q.real(0), q.real(1), q.integer(2), q.real(3), q.integer(4) != 0};
+    return ProfiledTime{q.real(0), q.real(1), q.integer(2), q.real(3), q.integer(4) != 0};
   });
 }
 

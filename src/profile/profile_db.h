@@ -25,7 +25,9 @@ struct sqlite3;
 
 namespace hetsched {
 
-struct Measurement {
+// One profiled launch: its time and how far it can be trusted. (Named apart
+// from hetsched::Measurement in compare.h, a plan's measured run times.)
+struct ProfiledTime {
   double median_us = 0;
   double spread_us = 0;  // (p90 - p10) / 2 of the repeats
   int n_repeats = 0;
@@ -63,16 +65,16 @@ class ProfileDB {
   const std::string& path() const { return path_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
 
-  std::optional<Measurement> find(const std::string& device_signature, const std::string& op_signature) const;
+  std::optional<ProfiledTime> find(const std::string& device_signature, const std::string& op_signature) const;
   struct Entry {
     std::string op_signature;
     std::string description;  // e.g. "Conv+Relu f32[1,64,56,56]"
-    Measurement measurement;
+    ProfiledTime measurement;
   };
   // Inserts or replaces, in one transaction.
   void put(const std::string& device_signature, const std::vector<Entry>& entries);
   int count(const std::string& device_signature) const;
-  // Marks these entries of the device stale (Measurement::stale); returns
+  // Marks these entries of the device stale (ProfiledTime::stale); returns
   // how many there were.
   int mark_stale(const std::string& device_signature, const std::vector<std::string>& op_signatures);
 

@@ -48,9 +48,9 @@ double percentile(const std::vector<double>& sorted, double p) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - static_cast<double>(lo));
 }
 
-Measurement summarise(std::vector<double> samples_us) {
+ProfiledTime summarise(std::vector<double> samples_us) {
   std::sort(samples_us.begin(), samples_us.end());
-  Measurement m;
+  ProfiledTime m;
   m.median_us = percentile(samples_us, 0.5);
   m.spread_us = (percentile(samples_us, 0.9) - percentile(samples_us, 0.1)) / 2;
   m.n_repeats = static_cast<int>(samples_us.size());
@@ -148,7 +148,7 @@ bool quiet(double waited, double max_wait) { return max_wait >= 1 || waited < ma
 
 // An entry the profiler keeps: taken on a quiet machine and not marked
 // stale since. Any other is measured again.
-bool trusted(const std::optional<Measurement>& m, const ProfileOptions& options) {
+bool trusted(const std::optional<ProfiledTime>& m, const ProfileOptions& options) {
   return m && !m->stale && quiet(m->waited, options.max_wait);
 }
 
@@ -658,7 +658,7 @@ ProfileReport profile_graph(const Graph& graph, const Platform& platform, Profil
       if (it == samples.end() || it->second.empty())
         throw Error(ErrorCode::kRuntime,
                     fmt::format("profiling on '{}': launch {} never ran as one step", device.name, descriptions[sig]));
-      Measurement m = summarise(it->second);
+      ProfiledTime m = summarise(it->second);
       m.waited = waited[sig];
       entry->waited = std::max(entry->waited, m.waited);
       entries.push_back(ProfileDB::Entry{sig, descriptions[sig], m});
@@ -703,7 +703,7 @@ ProfileReport profile_graph(const Graph& graph, const Platform& platform, Profil
           if (it == samples[m].end() || it->second.empty())
             throw Error(ErrorCode::kRuntime, fmt::format("co-run profiling on '{}': launch {} never ran as one step",
                                                          device.name, descriptions[sig]));
-          Measurement corun = summarise(it->second);
+          ProfiledTime corun = summarise(it->second);
           corun.waited = waited;
           entries.push_back(ProfileDB::Entry{sig + kCorunSuffix, descriptions[sig] + " (co-run)", corun});
         }

@@ -492,10 +492,10 @@ TEST(CudaExecutor, TheProfilerStoresTheGpusTimes) {
   ProfileReport report = profile_graph(g, p, db, options);
   ASSERT_EQ(report.devices.size(), 1u);
   EXPECT_GT(report.devices[0].n_measured, 0);
-  std::optional<Measurement> product = db.find(p.devices[0].signature, op_signature(g, {0}));
+  std::optional<ProfiledTime> product = db.find(p.devices[0].signature, op_signature(g, {0}));
   ASSERT_TRUE(product.has_value());
   EXPECT_GE(product->median_us, kBigProductAtLeastUs);
-  std::optional<Measurement> relu = db.find(p.devices[0].signature, op_signature(g, {1}));
+  std::optional<ProfiledTime> relu = db.find(p.devices[0].signature, op_signature(g, {1}));
   ASSERT_TRUE(relu.has_value());
   EXPECT_LT(relu->median_us, product->median_us) << "64 MiB through a Relu against a product of 4096^3";
   std::filesystem::remove_all(dir);

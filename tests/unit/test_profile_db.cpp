@@ -59,7 +59,7 @@ class ProfileDbTest : public ::testing::Test {
   }
 
   static ProfileDB::Entry entry(const std::string& signature, double median_us) {
-    return ProfileDB::Entry{signature, "Conv f32[1,3,8,8]", Measurement{median_us, median_us / 10, 10}};
+    return ProfileDB::Entry{signature, "Conv f32[1,3,8,8]", ProfiledTime{median_us, median_us / 10, 10}};
   }
 
   fs::path dir_;
