@@ -29,7 +29,9 @@ namespace hetsched {
 namespace {
 
 // Two fast devices, two three times slower and one ten times slower; a
-// request (three Relus over 256 KiB) takes about 3 ms on a fast one.
+// request (three Relus over 256 KiB) is held to about 12 ms on a fast one:
+// long enough that the threads of a busy machine (tests running beside
+// this one) do not blur which flow serves more.
 struct Fixture {
   Graph graph = testing::relu_chain(3, 1 << 15);
   std::shared_ptr<const Platform> platform;
@@ -38,9 +40,9 @@ struct Fixture {
   Fixture() {
     Platform p;
     p.name = "four";
-    p.devices = {testing::emulated_device("fast", 0.25), testing::emulated_device("fast2", 0.25),
-                 testing::emulated_device("slow", 0.25 / 3), testing::emulated_device("slow2", 0.25 / 3),
-                 testing::emulated_device("crawl", 0.025)};
+    p.devices = {testing::emulated_device("fast", 0.0625), testing::emulated_device("fast2", 0.0625),
+                 testing::emulated_device("slow", 0.0625 / 3), testing::emulated_device("slow2", 0.0625 / 3),
+                 testing::emulated_device("crawl", 0.00625)};
     platform = std::make_shared<const Platform>(p);
     cost = make_roofline_cost_model(*platform);
   }
@@ -134,7 +136,7 @@ TEST(RequestPool, ConcurrentCallersRunSideBySideWithTheSequentialOutputs) {
   EXPECT_EQ(r.n_requests, 16);
   std::vector<WorkerLoad> loads = pool->loads();
   EXPECT_EQ(loads[0].n_requests + loads[1].n_requests, 16);
-  // Four callers on two workers of ~3 ms: both serve.
+  // Four callers on two workers of ~12 ms: both serve.
   EXPECT_GT(loads[1].n_requests, 0);
   EXPECT_GT(max_busy.load(), 1);
   EXPECT_GT(r.per_s, 0);
@@ -145,14 +147,14 @@ TEST(RequestPool, AWaitingRequestTakesTheWorkerThatFinishesItFirst) {
   Fixture f;
   auto pool = f.pool(f.flow({"emu:fast", "emu:crawl"}), true);
   TensorMap inputs = random_inputs(f.graph, 1);
-  // Two callers: the second waits about 3 ms for the fast worker rather
-  // than run 30 ms on the crawling one, which serves nothing.
+  // Two callers: the second waits about 12 ms for the fast worker rather
+  // than run 120 ms on the crawling one, which serves nothing.
   run_closed_loop(30, 2, [&](int) { pool->run(inputs); });
   std::vector<WorkerLoad> loads = pool->loads();
   EXPECT_EQ(loads[0].n_requests, 30);
   EXPECT_EQ(loads[1].n_requests, 0);
   // Sixteen: with a dozen waiting, the fast worker would take longer than
-  // 30 ms to reach the last ones, so the crawling one takes some.
+  // 120 ms to reach the last ones, so the crawling one takes some.
   pool->reset_loads();
   run_closed_loop(64, 16, [&](int) { pool->run(inputs); });
   loads = pool->loads();
@@ -184,8 +186,8 @@ TEST(ChooseFlowByMeasurement, KeepsSideBySideWhenItServesMore) {
   std::vector<TensorMap> inputs{random_inputs(f.graph, 1)};
   MeasuredFlowChoice choice = choose_flow_by_measurement(f.graph, flows, inputs, quick());
   EXPECT_EQ(choice.chosen, 1u) << choice.reason;
-  EXPECT_LT(choice.ratio, 0.6) << choice.reason;
-  EXPECT_GT(choice.per_s[1], 1.6 * choice.per_s[0]) << choice.reason;
+  EXPECT_LT(choice.ratio, 0.7) << choice.reason;
+  EXPECT_GT(choice.per_s[1], 1.4 * choice.per_s[0]) << choice.reason;
   EXPECT_NE(choice.reason.find("keeping emu:fast+emu:fast2"), std::string::npos) << choice.reason;
   ASSERT_TRUE(choice.pool);
   EXPECT_EQ(choice.pool->workers().size(), 2u);
