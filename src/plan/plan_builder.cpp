@@ -365,6 +365,13 @@ class PlanBuilder {
 
 }  // namespace
 
+Plan one_device_plan(const Graph& graph, const Platform& platform, int device, const std::string& scheduler,
+                     const std::string& reason) {
+  std::vector<LaunchAssignment> launches;
+  for (auto& unit : fusion_units(graph)) launches.push_back({unit, device, 0, reason});
+  return build_plan(graph, platform, launches, scheduler);
+}
+
 Plan build_plan(const Graph& graph, const Platform& platform, const std::vector<LaunchAssignment>& launches,
                 const std::string& scheduler, bool stamp_identity) {
   return PlanBuilder(graph, platform, scheduler, stamp_identity).build(launches);

@@ -65,6 +65,12 @@ void move_pinned_launches(std::vector<LaunchAssignment>& launches, const Graph& 
 Plan build_plan(const Graph& graph, const Platform& platform, const std::vector<LaunchAssignment>& launches,
                 const std::string& scheduler, bool stamp_identity = true);
 
+// The whole graph on device `device` (a platform index), one launch per
+// fusion unit in topological order, each placed for `reason`: a device
+// alone, as sessions, auto's measured choice and throughput workers run it.
+Plan one_device_plan(const Graph& graph, const Platform& platform, int device, const std::string& scheduler,
+                     const std::string& reason);
+
 // The inverse of build_plan: a plan's launches as assignments (device as a
 // platform index, the first node's placement reason; push_stream and
 // pull_stream -1, the copies where build_plan puts them by default), listed in a

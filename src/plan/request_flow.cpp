@@ -13,24 +13,16 @@ namespace hetsched {
 
 namespace {
 
-// The whole graph on `device` of `platform`, one launch per fusion unit.
-std::shared_ptr<const Plan> whole_graph_on(const Graph& graph, const Platform& platform, const std::string& device,
-                                           const std::string& flow) {
-  int d = platform.find_device(device);
-  std::string reason = fmt::format("throughput: every request's nodes on the worker's device ({})", flow);
-  std::vector<LaunchAssignment> launches;
-  for (auto& unit : fusion_units(graph)) launches.push_back({unit, d, 0, reason});
-  return std::make_shared<const Plan>(build_plan(graph, platform, launches, "throughput"));
-}
-
 RequestFlow make_flow(const Graph& graph, std::string name, const std::shared_ptr<const Platform>& platform,
                       const std::vector<std::string>& devices, const std::shared_ptr<const CostModel>& cost) {
   RequestFlow flow;
   flow.name = std::move(name);
   flow.platform = platform;
   flow.cost = cost;
+  std::string reason = fmt::format("throughput: every request's nodes on the worker's device ({})", flow.name);
   for (const std::string& device : devices)
-    flow.workers.push_back({device, whole_graph_on(graph, *platform, device, flow.name)});
+    flow.workers.push_back({device, std::make_shared<const Plan>(one_device_plan(
+                                        graph, *platform, platform->find_device(device), "throughput", reason))});
   return flow;
 }
 

@@ -122,9 +122,7 @@ Plan session_plan(const Graph& graph, Platform& platform, const SessionOptions& 
                   std::shared_ptr<const CostModel>& cost, std::vector<std::string>* warnings) {
   if (!options.plan.empty()) return read_plan_file(options.plan, graph);
   if (platform.devices.size() == 1 && options.scheduler == "sequential" && !platform.has_emulated()) {
-    std::vector<LaunchAssignment> launches;
-    for (auto& unit : fusion_units(graph)) launches.push_back({unit, 0, 0, "the only device"});
-    return build_plan(graph, platform, launches, "sequential");
+    return one_device_plan(graph, platform, 0, "sequential", "the only device");
   }
   auto scheduler = make_scheduler(options.scheduler);
   if (!cost) cost = open_cost_model(platform, options.profile_db, warnings);
@@ -163,12 +161,10 @@ MeasuredChoice settle_auto_by_measurement(const Graph& graph, Platform& platform
                           std::make_shared<const Plan>(std::move(plans[i])), on, cost, false});
   for (const PlatformDevice& device : on->devices) {
     if (!device.supports_all_unpinned(graph)) continue;
-    std::vector<LaunchAssignment> launches;
-    int d = on->find_device(device.name);
     std::string reason = fmt::format("auto: {} alone, measured against auto's plans (the session's choice says how)",
                                      device.name);
-    for (auto& unit : fusion_units(graph)) launches.push_back({unit, d, 0, reason});
-    auto alone = std::make_shared<const Plan>(build_plan(graph, *on, launches, "auto"));
+    auto alone =
+        std::make_shared<const Plan>(one_device_plan(graph, *on, on->find_device(device.name), "auto", reason));
     candidates.push_back({device.name + " alone", alone, on, cost, true});
   }
   ChoiceOptions choice_options;

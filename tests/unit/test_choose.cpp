@@ -34,10 +34,8 @@ struct Fixture {
   }
 
   PlanCandidate on(const std::string& device, bool one_device) const {
-    std::vector<LaunchAssignment> launches;
-    for (auto& unit : fusion_units(graph)) launches.push_back({unit, platform->find_device(device), 0, "test"});
-    return {device, std::make_shared<const Plan>(build_plan(graph, *platform, launches, "test")), platform, cost,
-            one_device};
+    auto plan = one_device_plan(graph, *platform, platform->find_device(device), "test", "test");
+    return {device, std::make_shared<const Plan>(std::move(plan)), platform, cost, one_device};
   }
 };
 

@@ -52,11 +52,9 @@ struct Fixture {
     f.name = fmt::format("{}", fmt::join(devices, "+"));
     f.platform = platform;
     f.cost = cost;
-    for (const std::string& device : devices) {
-      std::vector<LaunchAssignment> launches;
-      for (auto& unit : fusion_units(graph)) launches.push_back({unit, platform->find_device(device), 0, "test"});
-      f.workers.push_back({device, std::make_shared<const Plan>(build_plan(graph, *platform, launches, "test"))});
-    }
+    for (const std::string& device : devices)
+      f.workers.push_back({device, std::make_shared<const Plan>(one_device_plan(
+                                       graph, *platform, platform->find_device(device), "test", "test"))});
     return f;
   }
 
