@@ -430,6 +430,17 @@ TEST(CpuBinary, ConstantFirstTakesTheOtherInputsLayout) {
   check(m);
 }
 
+// A bias first, of lower rank, beside an input that differs from it only in
+// leading 1s: a transformer's bias Add at batch 1 and sequence length 1.
+TEST(CpuBinary, LowerRankConstantFirstBesideLeadingOnes) {
+  Model m(13);
+  m.input("x", {1, 1, 8});
+  m.weight("k", {8}, 4);
+  m.node("Add", {"k", "x"}, {"y"});
+  m.output("y", {1, 1, 8});
+  check(m);
+}
+
 TEST(CpuBinary, MaxOfThreeFallsBack) {
   Model m(13);
   m.input("a", {4, 5});

@@ -460,6 +460,9 @@ void Program::compile_nodes(const std::vector<NodeId>& nodes) {
       // Weights or constants a lowering cannot allocate: say for which node.
       if (e.code() != ErrorCode::kResource) throw;
       throw Error(e.code(), fmt::format("{}: {}", graph_.nodes[n].label(), e.what()));
+    } catch (const dnnl::error& e) {
+      // A lowering that let oneDNN refuse what it asked for: name the node.
+      throw Error(ErrorCode::kRuntime, fmt::format("{}: oneDNN: {}", graph_.nodes[n].label(), e.what()));
     }
   }
 }

@@ -13,7 +13,8 @@
 // last (when the big input is blocked: the layout 1x1 Convs prefer); plain.
 // Refused: other dtypes, Max/Min with other than 2 inputs, a Div whose first
 // input is the broadcast one, broadcasts that expand both inputs, ranks above
-// 12, Pow with a non-constant or non-scalar exponent.
+// 12, a full-size input of lower rank than the output beside one that
+// broadcasts, Pow with a non-constant or non-scalar exponent.
 #include <cmath>
 #include <optional>
 #include <tuple>
@@ -146,12 +147,14 @@ bool lower_binary(Lowering& l) {
     return true;
   }
 
-  // Broadcast: the full-size input is oneDNN's src0.
+  // Broadcast: the full-size input is oneDNN's src0. Of two inputs that
+  // differ only in leading 1s (a bias [192] beside [1, 1, 192]), the one of
+  // full rank: oneDNN's layouts for src0 are of the output's rank.
   dims da = unsqueezed(a.shape, rank), db = unsqueezed(b.shape, rank), dy = unsqueezed(y.shape, rank);
   size_t big;
-  if (da == dy) big = 0;
-  else if (db == dy) big = 1;
-  else return false;  // both inputs expand
+  if (da == dy && a.shape.size() == rank) big = 0;
+  else if (db == dy && b.shape.size() == rank) big = 1;
+  else return false;  // both inputs expand, or the full-size one lacks leading 1s
   if (big == 1 && !commutative && op != "Sub") return false;
   if (big == 1 && op == "Sub") {
     dnnl::post_ops negate;
