@@ -75,6 +75,14 @@ bench-throughput: build
 bench-serve: build
 	/usr/bin/python3 bench/serve.py --hetsched $(BUILD_DIR)/hetsched --python $(BUILD_DIR)/python
 
+# Free dims: one session running resnet18 and a transformer encoder at three
+# input shapes each against sessions made for each shape, on one core,
+# interleaved rounds (a few minutes; see bench/README.md). Results in
+# bench/results/free_dims.csv.
+.PHONY: bench-free-dims
+bench-free-dims: build
+	/usr/bin/python3 bench/free_dims.py --python $(BUILD_DIR)/python
+
 # Every scheduler's plan predicted and measured as compare shows them, on
 # googlenet, inception_v3 and mobilenet_v2 (minutes; see bench/README.md).
 .PHONY: bench-compare-fidelity

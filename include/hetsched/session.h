@@ -104,6 +104,26 @@ struct SessionOptions {
   // scheduler must be "sequential" (each worker runs its device's sequential
   // plan) and no pins: a request runs on one device.
   int concurrency = 0;
+  // Free dims: the sets of input shapes kept compiled at once; running a
+  // new one past that drops the least recently run (counted in
+  // ExecutionSummary::shapes).
+  int max_shapes = 8;
+};
+
+// A session whose inputs have free dims (a dynamic batch, a sequence
+// length) compiles the graph for each new set of input shapes at its first
+// run: the shapes made static, then kernels, plan and workers as for a
+// model loaded with those shapes (LoadOptions::input_shapes); it keeps the
+// SessionOptions::max_shapes most recently run. With `progress`, the
+// profiling or measuring such a compile may do is not reported.
+struct ShapeSpecializations {
+  bool free_dims = false;         // some input has a free dim
+  std::vector<std::string> kept;  // compiled now, most recently run first: "x=4x3x160x160"
+  int64_t n_hits = 0;             // runs that found their shapes compiled
+  int64_t n_compiles = 0;         // runs that compiled theirs
+  int64_t n_evictions = 0;        // compiled shapes dropped for newer ones
+  double compile_ms = 0;          // all compiles together
+  double last_compile_ms = 0;
 };
 
 // A worker of a session's flow: its device, and what it served since the
@@ -166,6 +186,10 @@ struct ExecutionSummary {
   // The profile database's warnings when the session opened it (a broken
   // file moved aside and rebuilt).
   std::vector<std::string> warnings;
+  // Free dims: the input shapes compiled. The fields above describe the
+  // most recently run shapes' compile (before the first run: none, and
+  // `note` says so).
+  ShapeSpecializations shapes;
 };
 
 class Session {
@@ -177,15 +201,22 @@ class Session {
   Session& operator=(Session&&) noexcept;
   ~Session();
 
+  // The graph as loaded (with its free dims, if any).
   const Graph& graph() const { return *graph_; }
   ExecutionSummary summary() const;
-  // The plan it runs; nullptr on reference kernels.
+  // The plan it runs, and the graph that plan was made for: with free dims,
+  // those of the most recently run input shapes (nullptr and graph() before
+  // the first run), valid until a later run compiles other shapes. nullptr
+  // on reference kernels.
   const Plan* plan() const;
+  const Graph& plan_graph() const;
   const Platform& platform() const;
 
   // Runs the graph once. Every graph input must be given, with a dtype and a
-  // shape matching the graph's (unknown dims match anything); an extra or
-  // missing input is an ErrorCode::kInvalidInput naming it. Returns every
+  // shape matching the graph's (free dims match any size, the same in every
+  // input that names them alike); an extra or missing input is an
+  // ErrorCode::kInvalidInput naming it. The first run of new input shapes
+  // compiles the graph for them (ShapeSpecializations). Returns every
   // graph output by name. Concurrent calls run side by side on the workers
   // of a throughput session (each on the worker that would finish it
   // first) and are serialised otherwise. With `trace`, also the run's timeline (one lane per device
@@ -205,8 +236,15 @@ class Session {
 
  private:
   struct Backend;
-  std::unique_ptr<Graph> graph_;  // on the heap: compiled programs point into it
-  std::unique_ptr<Backend> backend_;
+  struct State;
+  static std::shared_ptr<Backend> compile(std::shared_ptr<const Graph> graph, const SessionOptions& options,
+                                          Platform platform);
+  std::shared_ptr<Backend> backend_for(const TensorMap& inputs) const;  // free dims; compiles new shapes
+  static TensorMap run_on(const Backend& backend, const TensorMap& inputs, Trace* trace, RunTiming* timing);
+  std::vector<Shape> shapes_of(const TensorMap& inputs) const;  // in graph().inputs order
+  std::shared_ptr<Backend> latest() const;  // null before a free-dim session's first run
+  std::shared_ptr<const Graph> graph_;
+  std::unique_ptr<State> state_;
 };
 
 // Deterministic random inputs for every graph input (see

@@ -231,7 +231,7 @@ class PySession {
   PySession(const std::string& model, const py::object& devices, const std::string& scheduler,
             const py::object& platform, const py::object& plan, const py::object& db, const py::object& shapes,
             const py::object& params, bool reference, const py::object& pins, const py::object& cuda_graph,
-            const std::string& mode, int concurrency)
+            const std::string& mode, int concurrency, int max_shapes)
       : model_(model) {
     if (!platform.is_none()) options_.platform = platform.cast<std::string>();
     // Like the CLI: a platform file alone means its devices only.
@@ -246,6 +246,7 @@ class PySession {
       throw Error(ErrorCode::kUsage, fmt::format("mode: expected 'latency' or 'throughput', got '{}'", mode));
     options_.mode = mode == "throughput" ? RunMode::kThroughput : RunMode::kLatency;
     options_.concurrency = concurrency;
+    options_.max_shapes = max_shapes;
     if (!cuda_graph.is_none()) {
       std::string mode = py::str(cuda_graph).cast<std::string>();
       if (mode != "on" && mode != "off")
@@ -305,13 +306,13 @@ class PySession {
   py::object plan() const {
     const Plan* p = session_->plan();
     if (!p) return py::none();
-    return json_to_python(plan_to_json(*p, session_->graph()));
+    return json_to_python(plan_to_json(*p, session_->plan_graph()));
   }
 
   py::object plan_json() const {
     const Plan* p = session_->plan();
     if (!p) return py::none();
-    return py::str(plan_to_json(*p, session_->graph()));
+    return py::str(plan_to_json(*p, session_->plan_graph()));
   }
 
   std::string explain() const {
@@ -322,7 +323,7 @@ class PySession {
     Platform platform = session_->platform();
     py::gil_scoped_release release;  // calibrating a device takes a second
     auto cost = open_cost_model(platform, options_.profile_db, nullptr);
-    return explain_plan(*plan, session_->graph(), platform, *cost, model_);
+    return explain_plan(*plan, session_->plan_graph(), platform, *cost, model_);
   }
 
   py::dict summary() const {
@@ -360,6 +361,14 @@ class PySession {
       flows.append(d);
     }
     out["flows"] = flows;
+    py::dict shapes;
+    shapes["free_dims"] = s.shapes.free_dims;
+    shapes["kept"] = s.shapes.kept;
+    shapes["hits"] = s.shapes.n_hits;
+    shapes["compiles"] = s.shapes.n_compiles;
+    shapes["evictions"] = s.shapes.n_evictions;
+    shapes["compile_ms"] = s.shapes.compile_ms;
+    out["shapes"] = shapes;
     return out;
   }
 
@@ -530,8 +539,10 @@ class PySession {
                               const std::vector<std::pair<const void*, size_t>>& wrapped_memory) const {
     for (const auto& [begin, bytes] : wrapped_memory)
       if (overlaps(output, begin, bytes)) return true;
-    for (const Value& v : session_->graph().values)
-      if (v.initializer && overlaps(output, v.initializer->raw(), v.initializer->nbytes())) return true;
+    // With free dims, the graph that ran may hold constants of its own.
+    for (const Graph* g : {&session_->graph(), &session_->plan_graph()})
+      for (const Value& v : g->values)
+        if (v.initializer && overlaps(output, v.initializer->raw(), v.initializer->nbytes())) return true;
     return false;
   }
 
@@ -663,12 +674,12 @@ PYBIND11_MODULE(_hetsched, m) {
                         "Failures raise hetsched.Error with the engine's message.")
       .def(py::init<const std::string&, const py::object&, const std::string&, const py::object&, const py::object&,
                     const py::object&, const py::object&, const py::object&, bool, const py::object&,
-                    const py::object&, const std::string&, int>(),
+                    const py::object&, const std::string&, int, int>(),
            py::arg("model"), py::arg("devices") = py::none(), py::arg("scheduler") = "sequential",
            py::arg("platform") = py::none(), py::arg("plan") = py::none(), py::arg("db") = py::none(),
            py::arg("shapes") = py::none(), py::arg("params") = py::none(), py::arg("reference") = false,
            py::arg("pins") = py::none(), py::arg("cuda_graph") = py::none(), py::arg("mode") = "latency",
-           py::arg("concurrency") = 0,
+           py::arg("concurrency") = 0, py::arg("max_shapes") = 8,
            "Loads `model` and plans it.\n\n"
            "model: an .onnx file or 'zoo:NAME' (see zoo_models()).\n"
            "devices: a device spec such as 'cpu', 'cpu:0-1', 'cpu:0,cpu:1', 'cpu:0,emu:npu'. Default: 'cpu', or "
@@ -677,7 +688,9 @@ PYBIND11_MODULE(_hetsched, m) {
            "platform: a platform file describing emulated devices (platforms/*.json).\n"
            "plan: a plan file (from `hetsched plan`), used instead of the scheduler.\n"
            "db: the profile database (default: $XDG_CACHE_HOME/hetsched/profile.db).\n"
-           "shapes: fixes free input dims, e.g. {'input': (1, 3, 224, 224)}.\n"
+           "shapes: fixes free input dims ahead of time, e.g. {'input': (1, 3, 224, 224)}. Without it, a model "
+           "with free dims is compiled for each new set of input shapes at its first run; summary['shapes'] "
+           "says which are kept.\n"
            "params: zoo model parameters, e.g. {'layers': 2}.\n"
            "reference: run every node with the plain C++ reference kernels (the ground truth) instead.\n"
            "pins: 'NODE_OR_OP=DEVICE' strings placing nodes on devices, where this build supports it.\n"
@@ -687,10 +700,13 @@ PYBIND11_MODULE(_hetsched, m) {
            "each on a device of its own, the flow chosen by measurement (docs/throughput.md); run() may then be "
            "called from several threads and serves them side by side. summary['flow'] and summary['workers'] "
            "say what was chosen.\n"
-           "concurrency: with mode='throughput', the requests callers keep in flight (0: one per worker).")
+           "concurrency: with mode='throughput', the requests callers keep in flight (0: one per worker).\n"
+           "max_shapes: with free dims, the sets of input shapes kept compiled; a new one past it drops the "
+           "least recently run.")
       .def("run", &PySession::run, py::arg("inputs"),
            "Runs the model once on a dict name -> numpy array and returns a dict name -> numpy array.\n\n"
-           "Every graph input must be given with the graph's dtype and shape (unknown dims match anything); "
+           "Every graph input must be given with the graph's dtype and shape (free dims match any size, the "
+           "same wherever the model names them alike; the first run of new shapes compiles the graph for them); "
            "a wrong, missing or extra input raises hetsched.InvalidInputError naming it. C-contiguous, "
            "aligned arrays are read in place; others are copied once. The outputs are the engine's own "
            "buffers (no copy) and stay valid after the Session is gone. The GIL is released while it runs.")

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <list>
+#include <mutex>
 #include <random>
 #include <sstream>
 
@@ -17,9 +19,8 @@
 #include "sched/auto.h"
 #include "runtime/executor.h"
 #include "runtime/request_pool.h"
-#include "graph/onnx_export.h"
 #include "graph/onnx_import.h"
-#include "graph/optimize.h"
+#include "graph/specialize.h"
 #include "kernels/kernel.h"
 #include "zoo/zoo.h"
 
@@ -59,10 +60,7 @@ Graph load_model(const std::string& model, const LoadOptions& options) {
     onnx::ModelProto proto = model_proto(model, options, &model_dir);
     Graph graph = import_model(std::move(proto), model_dir, options);
     graph.source = model;
-    if (options.optimize) {
-      optimize_graph(graph);
-      refine_shapes(graph);
-    }
+    if (options.optimize) propagate_and_fold(graph);
     graph.annotate_costs();
     return graph;
   } catch (const Error& e) {
@@ -102,8 +100,11 @@ std::pair<std::string, Shape> parse_shape_override(const std::string& text) {
   return {text.substr(0, eq), shape};
 }
 
+// A graph compiled for the session's devices: the loaded graph, or with free
+// dims one specialization of it.
 struct Session::Backend {
-  ExecutionSummary summary;
+  std::shared_ptr<const Graph> graph;  // compiled programs point into it
+  ExecutionSummary summary;  // on reference kernels, or before a free-dim session's first run
   std::string choice;  // ExecutionSummary::choice
   std::vector<std::string> warnings;  // ExecutionSummary::warnings
   Platform platform;
@@ -112,6 +113,19 @@ struct Session::Backend {
   std::shared_ptr<RequestPool> pool;
   std::string flow;                // ExecutionSummary::flow
   std::vector<FlowOutcome> flows;  // ExecutionSummary::flows
+};
+
+// What a session keeps: its options, and either the one backend of a graph
+// with static inputs (or of the reference kernels) or, with free dims, the
+// backends of the input shapes seen, most recently used first.
+struct Session::State {
+  SessionOptions options;
+  Platform platform;  // the devices as given, before pins
+  std::shared_ptr<Backend> fixed;
+  std::mutex mutex;          // guards `shapes` and `stats`
+  std::mutex compile_mutex;  // one compile at a time: a shape is compiled once
+  std::list<std::pair<ShapeSignature, std::shared_ptr<Backend>>> shapes;
+  ShapeSpecializations stats;
 };
 
 namespace {
@@ -257,19 +271,22 @@ MeasuredFlowChoice settle_flow_by_measurement(const Graph& graph, Platform& plat
 
 }  // namespace
 
-Session::Session(Graph graph, const SessionOptions& options)
-    : graph_(std::make_unique<Graph>(std::move(graph))), backend_(std::make_unique<Backend>()) {
-  Backend& b = *backend_;
-  b.summary.n_nodes = static_cast<int>(graph_->nodes.size());
+std::shared_ptr<Session::Backend> Session::compile(std::shared_ptr<const Graph> graph, const SessionOptions& options,
+                                                  Platform platform) {
+  auto backend = std::make_shared<Backend>();
+  Backend& b = *backend;
+  b.graph = std::move(graph);
+  const Graph& g = *b.graph;
+  b.summary.n_nodes = static_cast<int>(g.nodes.size());
   if (options.reference) {
     b.summary.device = "reference";
     b.summary.n_steps = b.summary.n_nodes;
-    return;
+    return backend;
   }
-  b.platform = make_platform(options.devices, options.platform);
+  b.platform = std::move(platform);
   std::vector<Pin> pins;
   for (const auto& text : options.pins) pins.push_back(parse_pin(text));
-  apply_pins(b.platform, *graph_, pins);
+  apply_pins(b.platform, g, pins);
   if (std::any_of(b.platform.devices.begin(), b.platform.devices.end(),
                   [](const PlatformDevice& d) { return d.kind == DeviceKind::kCuda; }))
     if (std::string warning = cpu_beside_gpu_warning(b.platform, describe_machine().usable_cores); !warning.empty())
@@ -277,62 +294,167 @@ Session::Session(Graph graph, const SessionOptions& options)
   bool one_cpu_device = b.platform.devices.size() == 1 && b.platform.devices[0].kind == DeviceKind::kCpu;
   std::shared_ptr<const CostModel> cost;
   if (b.platform.has_emulated()) cost = open_cost_model(b.platform, options.profile_db, &b.warnings);
-  Plan plan;
   if (options.mode == RunMode::kThroughput) {
     if (std::string warning = openmp_waits_warning(b.platform); !warning.empty()) b.warnings.push_back(warning);
-    MeasuredFlowChoice choice =
-        settle_flow_by_measurement(*graph_, b.platform, options, &b.warnings, &b.flow, &b.flows);
+    MeasuredFlowChoice choice = settle_flow_by_measurement(g, b.platform, options, &b.warnings, &b.flow, &b.flows);
     b.choice = choice.reason;
     b.pool = std::move(choice.pool);
-    return;
+    return backend;
   }
   bool measure_auto = options.scheduler == "auto" && options.plan.empty() && options.verify_auto &&
                       !b.platform.has_emulated();
   if (measure_auto) {
     if (std::string warning = openmp_waits_warning(b.platform); !warning.empty()) b.warnings.push_back(warning);
-    MeasuredChoice choice = settle_auto_by_measurement(*graph_, b.platform, options, &b.warnings);
+    MeasuredChoice choice = settle_auto_by_measurement(g, b.platform, options, &b.warnings);
     b.choice = choice.reason;
     b.pool = one_worker_pool(std::move(choice.executor), b.platform);
-    return;
+    return backend;
   }
-  plan = session_plan(*graph_, b.platform, options, cost, &b.warnings);
+  Plan plan = session_plan(g, b.platform, options, cost, &b.warnings);
   try {
-    b.pool = one_worker_pool(
-        std::make_shared<Executor>(*graph_, std::move(plan), b.platform, cost, options.cuda_graph), b.platform);
+    b.pool = one_worker_pool(std::make_shared<Executor>(g, std::move(plan), b.platform, cost, options.cuda_graph),
+                             b.platform);
   } catch (const Error& e) {
-    // One device and free dims: the reference kernels derive shapes as they go.
+    // One device and shapes that depend on data: the reference kernels
+    // derive shapes as they go.
     if (e.code() != ErrorCode::kUnsupported || !one_cpu_device || !options.plan.empty()) throw;
     b.summary.device = b.platform.devices[0].name;
     b.summary.n_steps = b.summary.n_nodes;
     b.summary.n_fallbacks = b.summary.n_nodes;
     b.summary.note = std::string("running on reference kernels: ") + e.what();
   }
+  return backend;
+}
+
+Session::Session(Graph graph, const SessionOptions& options)
+    : graph_(std::make_shared<const Graph>(std::move(graph))), state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.options = options;
+  if (options.max_shapes < 1)
+    throw Error(ErrorCode::kUsage, fmt::format("max_shapes: expected 1 or more, got {}", options.max_shapes));
+  bool free_dims = !options.reference && options.plan.empty() && has_free_input_dims(*graph_);
+  if (!free_dims) {
+    s.fixed = compile(graph_, options, options.reference ? Platform{} : make_platform(options.devices, options.platform));
+    return;
+  }
+  // Free dims: compiled per input shapes at their first run. What can be
+  // checked without shapes is checked now: the devices and the pins.
+  s.platform = make_platform(options.devices, options.platform);
+  Platform pinned = s.platform;
+  std::vector<Pin> pins;
+  for (const auto& text : options.pins) pins.push_back(parse_pin(text));
+  apply_pins(pinned, *graph_, pins);
+  s.stats.free_dims = true;
+  // The profiling and measuring of a compile at run time report no progress:
+  // the caller's progress function may be gone by then.
+  s.options.progress = nullptr;
 }
 
 Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 Session::~Session() = default;
 
-ExecutionSummary Session::summary() const {
-  const Backend& b = *backend_;
-  ExecutionSummary summary = b.pool ? b.pool->workers()[0].executor->summary() : b.summary;
-  summary.choice = b.choice;
-  summary.warnings = b.warnings;
-  summary.flow = b.flow;
-  summary.flows = b.flows;
-  if (b.pool && !b.flow.empty()) {
-    for (const RequestPool::Worker& w : b.pool->workers()) summary.workers.push_back(w.device);
-    summary.device = fmt::format("{}", fmt::join(summary.workers, ","));
+std::shared_ptr<Session::Backend> Session::latest() const {
+  State& s = *state_;
+  if (s.fixed) return s.fixed;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.shapes.empty() ? nullptr : s.shapes.front().second;
+}
+
+ShapeSignature Session::shapes_of(const TensorMap& inputs) const {
+  ShapeSignature shapes;
+  for (ValueId id : graph_->inputs) shapes.push_back(inputs.at(graph_->values[id].name).shape());
+  return shapes;
+}
+
+std::shared_ptr<Session::Backend> Session::backend_for(const TensorMap& inputs) const {
+  State& s = *state_;
+  ShapeSignature key = shapes_of(inputs);
+  // Under s.mutex: the backend compiled for `key`, made the most recently used.
+  auto find = [&]() -> std::shared_ptr<Backend> {
+    for (auto it = s.shapes.begin(); it != s.shapes.end(); ++it) {
+      if (it->first != key) continue;
+      s.shapes.splice(s.shapes.begin(), s.shapes, it);
+      ++s.stats.n_hits;
+      return s.shapes.front().second;
+    }
+    return nullptr;
+  };
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (auto backend = find()) return backend;
   }
+  std::lock_guard<std::mutex> compiling(s.compile_mutex);
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);  // compiled while this run waited
+    if (auto backend = find()) return backend;
+  }
+  auto start = std::chrono::steady_clock::now();
+  std::shared_ptr<Backend> backend;
+  try {
+    backend = compile(std::make_shared<const Graph>(specialize_graph(*graph_, key)), s.options, s.platform);
+  } catch (const Error& e) {
+    // Shapes the model cannot take surface here, in a node's shape check.
+    ErrorCode code = e.code() == ErrorCode::kInvalidModel ? ErrorCode::kInvalidInput : e.code();
+    throw Error(code, fmt::format("input shapes {}: {}", signature_text(*graph_, key), e.what()));
+  }
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.shapes.emplace_front(std::move(key), backend);
+  ++s.stats.n_compiles;
+  s.stats.compile_ms += ms;
+  s.stats.last_compile_ms = ms;
+  // A run still using an evicted backend holds it until it ends.
+  for (; s.shapes.size() > static_cast<size_t>(s.options.max_shapes); s.shapes.pop_back()) ++s.stats.n_evictions;
+  return backend;
+}
+
+ExecutionSummary Session::summary() const {
+  const State& s = *state_;
+  std::shared_ptr<Backend> b = latest();
+  ExecutionSummary summary;
+  if (!b) {
+    std::vector<std::string> devices;
+    for (const PlatformDevice& d : s.platform.devices) devices.push_back(d.name);
+    summary.device = fmt::format("{}", fmt::join(devices, ","));
+    summary.n_nodes = static_cast<int>(graph_->nodes.size());
+    summary.note = "free dims: the graph is compiled for each new set of input shapes at its first run; none yet";
+  } else {
+    summary = b->pool ? b->pool->workers()[0].executor->summary() : b->summary;
+    summary.choice = b->choice;
+    summary.warnings = b->warnings;
+    summary.flow = b->flow;
+    summary.flows = b->flows;
+    if (b->pool && !b->flow.empty()) {
+      for (const RequestPool::Worker& w : b->pool->workers()) summary.workers.push_back(w.device);
+      summary.device = fmt::format("{}", fmt::join(summary.workers, ","));
+    }
+  }
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  summary.shapes = s.stats;
+  for (const auto& [key, backend] : s.shapes) summary.shapes.kept.push_back(signature_text(*graph_, key));
   return summary;
 }
 
 std::vector<WorkerLoad> Session::loads() const {
-  return backend_->pool ? backend_->pool->loads() : std::vector<WorkerLoad>{};
+  std::shared_ptr<Backend> b = latest();
+  return b && b->pool ? b->pool->loads() : std::vector<WorkerLoad>{};
 }
 
-const Plan* Session::plan() const { return backend_->pool ? &backend_->pool->workers()[0].executor->plan() : nullptr; }
-const Platform& Session::platform() const { return backend_->platform; }
+const Plan* Session::plan() const {
+  std::shared_ptr<Backend> b = latest();
+  return b && b->pool ? &b->pool->workers()[0].executor->plan() : nullptr;
+}
+
+const Graph& Session::plan_graph() const {
+  std::shared_ptr<Backend> b = latest();
+  return b ? *b->graph : *graph_;
+}
+
+const Platform& Session::platform() const {
+  std::shared_ptr<Backend> b = latest();
+  return b ? b->platform : state_->platform;
+}
 
 Session Session::load(const std::string& model, const LoadOptions& options, const SessionOptions& session_options) {
   return Session(load_model(model, options), session_options);
@@ -360,14 +482,25 @@ void Session::check_inputs(const TensorMap& inputs) const {
                   fmt::format("input '{}': expected {} {}, got {}", v.name, dtype_name(v.dtype),
                               v.has_shape ? shape_to_string(v.shape) : "of any shape", t.description()));
   }
+  if (state_->stats.free_dims) check_input_dims(*graph_, shapes_of(inputs));
 }
 
 TensorMap Session::run(const TensorMap& inputs, Trace* trace, RunTiming* timing) const {
   check_inputs(inputs);
-  Backend& b = *backend_;
+  if (!state_->stats.free_dims) return run_on(*state_->fixed, inputs, trace, timing);
+  std::shared_ptr<Backend> backend = backend_for(inputs);
+  try {
+    return run_on(*backend, inputs, trace, timing);
+  } catch (const Error& e) {
+    // Shapes a model cannot take may only show when a kernel meets them.
+    throw Error(e.code(), fmt::format("input shapes {}: {}", signature_text(*graph_, shapes_of(inputs)), e.what()));
+  }
+}
+
+TensorMap Session::run_on(const Backend& b, const TensorMap& inputs, Trace* trace, RunTiming* timing) {
   if (!b.pool) {
     auto start = std::chrono::steady_clock::now();
-    TensorMap outputs = run_reference(*graph_, inputs);
+    TensorMap outputs = run_reference(*b.graph, inputs);
     if (timing)
       *timing = {0, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), "reference"};
     return outputs;
@@ -377,7 +510,7 @@ TensorMap Session::run(const TensorMap& inputs, Trace* trace, RunTiming* timing)
   size_t w = 0;
   TensorMap outputs = b.pool->run(inputs, &timeline, &w, timing);
   const RequestPool::Worker& worker = b.pool->workers()[w];
-  *trace = timeline_trace(timeline, worker.executor->plan(), *graph_, *worker.platform);
+  *trace = timeline_trace(timeline, worker.executor->plan(), *b.graph, *worker.platform);
   return outputs;
 }
 

@@ -33,6 +33,16 @@ inline onnx::TensorProto float_tensor(const std::string& name, const std::vector
   return t;
 }
 
+// A 1-D int64 constant (a shape, an axis list).
+inline onnx::TensorProto int64_tensor(const std::string& name, const std::vector<int64_t>& values) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto_DataType_INT64);
+  t.add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) t.add_int64_data(v);
+  return t;
+}
+
 inline onnx::NodeProto make_node(const std::string& op, const std::vector<std::string>& inputs,
                                  const std::vector<std::string>& outputs, const std::string& name = "") {
   onnx::NodeProto n;

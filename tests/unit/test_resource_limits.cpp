@@ -20,20 +20,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::make_model;
+using testing::int64_tensor;
 using testing::make_node;
 using testing::tensor_info;
 
 constexpr int64_t kHuge = int64_t{1} << 20;  // [kHuge, kHuge] float: 4 TiB
 const std::string kHugeBytes = "4398046511104 bytes (4.0 TiB)";
-
-onnx::TensorProto int64_tensor(const std::string& name, const std::vector<int64_t>& values) {
-  onnx::TensorProto t;
-  t.set_name(name);
-  t.set_data_type(onnx::TensorProto_DataType_INT64);
-  t.add_dims(static_cast<int64_t>(values.size()));
-  for (int64_t v : values) t.add_int64_data(v);
-  return t;
-}
 
 // x[1,1] -> Expand to [rows, cols] -> `reduce` -> y[1,1]: a small model
 // whose one intermediate value is as large as asked.

@@ -68,6 +68,9 @@ void print_summary(const ExecutionSummary& s, bool verbose) {
   if (!s.cuda_graph.empty()) fmt::print("CUDA Graph: {}\n", s.cuda_graph);
   if (!s.note.empty()) fmt::print("note: {}\n", s.note);
   if (!s.choice.empty()) fmt::print("{}\n", s.choice);
+  if (s.shapes.free_dims && !s.shapes.kept.empty())
+    fmt::print("free dims: compiled for {} in {:.1f} ms at its first run ({} shapes kept, {} dropped)\n",
+               s.shapes.kept.front(), s.shapes.last_compile_ms, s.shapes.kept.size(), s.shapes.n_evictions);
   if (verbose)
     for (const auto& f : s.fallbacks) fmt::print("  reference: {}\n", f);
 }
@@ -166,13 +169,20 @@ struct RunCommand {
       }
     }
 
-    fmt::print("model: {} ({} nodes, {:.2f} GFLOPs), loaded in {:.1f} ms\n", model.model, g.nodes.size(),
-               g.total_flops() / 1e9, load_ms);
-    print_summary(session.summary(), verbose);
-    if (throughput) return execute_throughput(session, feeds, load_ms);
+    // Free dims: the session compiles at the first run, for its shapes; what
+    // it runs is known after it.
+    bool free_dims = session.summary().shapes.free_dims;
+    if (free_dims)
+      fmt::print("model: {} ({} nodes, free dims), loaded in {:.1f} ms\n", model.model, g.nodes.size(), load_ms);
+    else
+      fmt::print("model: {} ({} nodes, {:.2f} GFLOPs), loaded in {:.1f} ms\n", model.model, g.nodes.size(),
+                 g.total_flops() / 1e9, load_ms);
+    if (!free_dims) print_summary(session.summary(), verbose);
     auto first_start = Clock::now();
     TensorMap outputs = session.run(feeds);
     double first_ms = ms_since(first_start);
+    if (free_dims) print_summary(session.summary(), verbose);
+    if (throughput) return execute_throughput(session, feeds, outputs, load_ms);
     for (int i = 0; i < warmups; ++i) session.run(feeds);
     std::vector<double> times;
     Trace trace;
@@ -207,13 +217,14 @@ struct RunCommand {
                           {"first_run_ms", first_ms},    {"runs", iterations},      {"warmups", warmups},
                           {"p50_ms", p50},               {"p90_ms", p90},           {"p99_ms", p99},
                           {"runs_per_s", runs_per_s},    {"times_ms", times}};
+      if (free_dims) j["compile_ms"] = session.summary().shapes.last_compile_ms;
       write_json(j);
     }
     return 0;
   }
 
   // --mode throughput: N requests, K in flight, on the session's flow.
-  int execute_throughput(const Session& session, const TensorMap& feeds, double load_ms) {
+  int execute_throughput(const Session& session, const TensorMap& feeds, const TensorMap& outputs, double load_ms) {
     int n = iterations_option->count() ? iterations : 100;
     ExecutionSummary summary = session.summary();
     int in_flight = concurrency > 0 ? concurrency : static_cast<int>(summary.workers.size());
@@ -222,7 +233,6 @@ struct RunCommand {
     if (inputs.empty())
       for (uint64_t i = 1; i < static_cast<uint64_t>(std::min(n, 16)); ++i)
         requests.push_back(session.random_inputs(seed + i));
-    TensorMap outputs = session.run(feeds);
     auto request = [&](int i) { session.run(requests[static_cast<size_t>(i) % requests.size()]); };
     if (warmups > 0) run_closed_loop(warmups * in_flight, in_flight, request);
     std::vector<WorkerLoad> before = session.loads();
