@@ -20,7 +20,11 @@ namespace hetsched {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kMinOpset = 7;
+// Models of opsets 1..6 load when every op they use is defined as in opset
+// 7, from which on the kernels implement each op's versions
+// (check_ops_known).
+constexpr int64_t kMinOpset = 1;
+constexpr int64_t kKernelMinOpset = 7;
 constexpr int64_t kMaxOpset = 18;
 
 namespace {
@@ -64,8 +68,20 @@ void check_ops_known(const onnx::GraphProto& graph, int64_t opset) {
       throw Error(ErrorCode::kUnsupported,
                   fmt::format("node {}: domain '{}' is not supported (only the default ONNX domain)",
                               node_label(node, i), node.domain()));
-    if (kernels::find_reference_kernel(node.op_type())) continue;
     const auto* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "");
+    if (kernels::find_reference_kernel(node.op_type())) {
+      if (opset >= kKernelMinOpset || !schema) continue;
+      // An op defined before opset 7 as it is in opset 7 (Elu, Not,
+      // GlobalAveragePool) runs as such; one that changed (the binary ops'
+      // legacy broadcast attribute, Reshape's shape attribute) does not.
+      const auto* at_min = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(kKernelMinOpset), "");
+      if (at_min && at_min->SinceVersion() == schema->SinceVersion()) continue;
+      throw Error(ErrorCode::kUnsupported,
+                  fmt::format("node {}: op {} of opset {} differs from its opset {} form (supported: opsets {}..{}, "
+                              "and older ones for ops unchanged since)",
+                              node_label(node, i), node.op_type(), opset, kKernelMinOpset, kKernelMinOpset,
+                              kMaxOpset));
+    }
     if (!schema)
       throw Error(ErrorCode::kUnsupported, fmt::format("node {}: unknown op '{}' (not in ONNX opset {})",
                                                        node_label(node, i), node.op_type(), opset));
