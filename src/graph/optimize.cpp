@@ -97,7 +97,12 @@ int remove_identities(Graph& graph) {
     if (is_dropout) {
       ValueId mask = node.outputs.size() > 1 ? node.outputs[1] : kNoValue;
       if (mask != kNoValue && (!graph.values[mask].consumers.empty() || graph.is_graph_output(mask))) continue;
-      if (node.input(2) != kNoValue) continue;  // training_mode given: leave it to the kernel
+      // A training_mode given: bypassed when a constant false (inference,
+      // as PyTorch exports it), else left to the kernel.
+      if (ValueId training = node.input(2); training != kNoValue) {
+        const Value& t = graph.values[training];
+        if (!t.is_constant() || t.initializer->numel() != 1 || t.initializer->to_int64_vector()[0] != 0) continue;
+      }
     }
     ValueId in = node.input(0), out = node.outputs[0];
     if (in == kNoValue || out == kNoValue) continue;

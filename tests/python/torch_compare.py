@@ -47,6 +47,7 @@ MODELS = {
     "alexnet": (lambda: torchvision.models.alexnet(weights=None), (1, 3, 224, 224)),
     "vgg11": (lambda: torchvision.models.vgg11(weights=None), (1, 3, 224, 224)),
     "regnet_y_400mf": (lambda: torchvision.models.regnet_y_400mf(weights=None), (1, 3, 224, 224)),
+    "swin_t": (lambda: torchvision.models.swin_t(weights=None), (1, 3, 224, 224)),
     "transformer_encoder": (None, (1, 16, 64)),
 }
 

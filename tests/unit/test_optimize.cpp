@@ -223,3 +223,46 @@ TEST(FoldPads, IntoAveragePoolAndConv) {
 
 }  // namespace
 }  // namespace hetsched
+
+namespace hetsched {
+namespace {
+
+using namespace hetsched::testing;
+
+// x -> Dropout(x, ratio 0.5, training_mode = Constant node false) -> Relu: how
+// PyTorch exports a Dropout (Swin's attention). It loads, is bypassed like an
+// inference Dropout, and a Constant true is still refused.
+TEST(RemoveIdentities, DropoutWithAConstantFalseTrainingModeNode) {
+  auto dir = temp_dir("dropout_training_mode");
+  for (bool training : {false, true}) {
+    onnx::ModelProto m = make_model(13);
+    auto* g = m.mutable_graph();
+    *g->add_input() = tensor_info("x", onnx::TensorProto_DataType_FLOAT, {2, 3});
+    *g->add_output() = tensor_info("y", onnx::TensorProto_DataType_FLOAT, {2, 3});
+    *g->add_initializer() = float_tensor("ratio", {}, {0.5f});
+    onnx::NodeProto mode = make_node("Constant", {}, {"mode"}, "mode");
+    auto* value = mode.add_attribute();
+    value->set_name("value");
+    value->set_type(onnx::AttributeProto::TENSOR);
+    value->mutable_t()->set_data_type(onnx::TensorProto_DataType_BOOL);
+    value->mutable_t()->add_int32_data(training ? 1 : 0);
+    *g->add_node() = mode;
+    *g->add_node() = make_node("Dropout", {"x", "ratio", "mode"}, {"d"}, "dropout");
+    *g->add_node() = make_node("Relu", {"d"}, {"y"}, "relu");
+    write_model(m, dir / "m.onnx");
+    if (training) {
+      EXPECT_THROW(load_model((dir / "m.onnx").string()), Error);
+      continue;
+    }
+    Graph graph = load_model((dir / "m.onnx").string());
+    ASSERT_EQ(graph.nodes.size(), 1u);
+    EXPECT_EQ(graph.nodes[0].op_type, "Relu");
+    Tensor x = Tensor::from_vector<float>({2, 3}, {-1, 2, -3, 4, -5, 6});
+    EXPECT_EQ(Session(graph, SessionOptions("cpu:0")).run({{"x", x}}).at("y").to_double_vector(),
+              std::vector<double>({0, 2, 0, 4, 0, 6}));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace hetsched

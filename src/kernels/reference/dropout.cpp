@@ -14,10 +14,16 @@
 namespace hetsched::kernels {
 namespace {
 
+// The value of input i when it is known at load: an initializer, or the
+// output of a Constant node (PyTorch exports training_mode so; load-time
+// folding comes after this check).
 const Tensor* constant_input(const Node& node, const Graph& graph, size_t i) {
   ValueId id = node.input(i);
-  if (id == kNoValue || !graph.values[id].initializer) return nullptr;
-  return &*graph.values[id].initializer;
+  if (id == kNoValue) return nullptr;
+  const Value& v = graph.values[id];
+  if (v.initializer) return &*v.initializer;
+  if (v.producer == kNoNode || graph.nodes[v.producer].op_type != "Constant") return nullptr;
+  return graph.nodes[v.producer].attr_tensor("value");
 }
 
 bool is_true(const Tensor& t) { return t.numel() > 0 && t.to_int64_vector()[0] != 0; }
@@ -25,9 +31,9 @@ bool is_true(const Tensor& t) { return t.numel() > 0 && t.to_int64_vector()[0] !
 void check_dropout(const Node& node, const Graph& graph) {
   if (node.input(0) == kNoValue) throw_invalid(node, "input 'data' is missing");
   check_input_dtypes(node, graph, {DType::kFloat32, DType::kFloat64, DType::kFloat16}, {0});
-  if (node.input(2) != kNoValue && !graph.values[node.input(2)].is_constant())
-    throw_unsupported(node, "training_mode given at run time is not supported (inference only)");
   const Tensor* training = constant_input(node, graph, 2);
+  if (node.input(2) != kNoValue && !training)
+    throw_unsupported(node, "training_mode given at run time is not supported (inference only)");
   if (training && is_true(*training)) {
     const Tensor* ratio = constant_input(node, graph, 1);
     if (!ratio || ratio->numel() != 1 || ratio->to_double_vector()[0] != 0.0)
