@@ -464,11 +464,22 @@ Graph import_model(onnx::ModelProto model, const fs::path& model_dir, const Load
   inline_all_external_data(*model.mutable_graph(), model_dir);
   check_attributes_for_inference(model.graph());
   check_declared_dims(*model.mutable_graph());
+  // Graph outputs declared without a type or a shape: ONNX's checker
+  // requires both, ONNX Runtime loads them (shape inference gives them).
+  // The checker sees the graph without them; inference fills them in.
+  auto* outputs = model.mutable_graph()->mutable_output();
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> declared = *outputs;
+  outputs->Clear();
+  for (const auto& out : declared) {
+    bool undeclared = !out.has_type() || (out.type().has_tensor_type() && !out.type().tensor_type().has_shape());
+    if (!undeclared) *outputs->Add() = out;
+  }
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {
     throw Error(ErrorCode::kInvalidModel, "ONNX checker: " + one_line(e.what()));
   }
+  *outputs = declared;
   apply_shape_overrides(*model.mutable_graph(), options.input_shapes);
   guard_onnx_inference();
   try {
@@ -477,6 +488,11 @@ Graph import_model(onnx::ModelProto model, const fs::path& model_dir, const Load
   } catch (const std::exception& e) {
     throw Error(ErrorCode::kInvalidModel, "shape inference: " + one_line(e.what()));
   }
+  for (const auto& out : model.graph().output())
+    if (!out.has_type() ||
+        (out.type().has_tensor_type() && out.type().tensor_type().elem_type() == onnx::TensorProto::UNDEFINED))
+      throw Error(ErrorCode::kInvalidModel,
+                  fmt::format("output '{}': declared without a type, and shape inference gives it none", out.name()));
   return build_graph(model, model_dir, opset);
 }
 

@@ -220,6 +220,21 @@ TEST_F(ImportTest, ExternalDataTooShort) {
   EXPECT_THAT(e.what(), HasSubstr("short.bin"));
 }
 
+// ONNX's checker refuses graph outputs without a shape or a type; ONNX
+// Runtime loads them, and so do we: shape inference gives both.
+TEST_F(ImportTest, OutputsDeclaredWithoutShapeOrTypeGetThemFromInference) {
+  for (bool with_type : {true, false}) {
+    auto m = relu_add_model();
+    onnx::ValueInfoProto& y = *m.mutable_graph()->mutable_output(0);
+    if (with_type) y.mutable_type()->mutable_tensor_type()->clear_shape();
+    else y.clear_type();
+    Graph g = load_model(save(m));
+    const Value& out = g.values[g.outputs[0]];
+    EXPECT_EQ(out.dtype, DType::kFloat32);
+    EXPECT_EQ(out.shape, Shape({2, 3}));
+  }
+}
+
 TEST_F(ImportTest, FreeDimsFromShapeOverride) {
   auto m = relu_add_model();
   *m.mutable_graph()->mutable_input(0) = tensor_info("x", onnx::TensorProto_DataType_FLOAT, {-1, 3});
