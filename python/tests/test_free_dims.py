@@ -1,8 +1,8 @@
 """Free dims against PyTorch (run by ctest as python_bindings).
 
-Models exported by torch.onnx with dynamic axes (a transformer encoder with
-free batch and sequence length, a CNN with free batch and image size whose
-flatten is x.view(x.size(0), -1)) run at several shapes in one Session: each
+Models exported by torch.onnx with dynamic axes (a transformer encoder and an
+LSTM with free batch and sequence length, a CNN with free batch and image
+size whose flatten is x.view(x.size(0), -1)) run at several shapes in one Session: each
 output matches PyTorch's, each shape runs on the kernels of a session made
 for that shape, and summary['shapes'] counts compiles and hits.
 """
@@ -77,6 +77,19 @@ class FreeDimsAgainstPyTorch(unittest.TestCase):
                                                  batch_first=True)
         model = torch.nn.TransformerEncoder(layer, num_layers=2)
         self.check(model, os.path.join(TMP, "encoder.onnx"), [(2, 7, 32), (1, 12, 32)],
+                   {"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}})
+
+    def test_lstm_with_free_batch_and_sequence(self):
+        class Lstm(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = torch.nn.LSTM(input_size=8, hidden_size=16, num_layers=2, bidirectional=True,
+                                         batch_first=True)
+
+            def forward(self, x):
+                return self.rnn(x)[0]
+
+        self.check(Lstm(), os.path.join(TMP, "lstm.onnx"), [(2, 5, 8), (3, 11, 8)],
                    {"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}})
 
     def test_cnn_with_free_batch_and_image_size(self):

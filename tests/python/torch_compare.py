@@ -49,7 +49,20 @@ MODELS = {
     "regnet_y_400mf": (lambda: torchvision.models.regnet_y_400mf(weights=None), (1, 3, 224, 224)),
     "swin_t": (lambda: torchvision.models.swin_t(weights=None), (1, 3, 224, 224)),
     "transformer_encoder": (None, (1, 16, 64)),
+    "lstm": (lambda: Recurrent(torch.nn.LSTM), (2, 12, 24)),
+    "gru": (lambda: Recurrent(torch.nn.GRU), (2, 12, 24)),
 }
+
+
+class Recurrent(torch.nn.Module):
+    """Two stacked bidirectional layers, batch first; the sequence output."""
+
+    def __init__(self, cell):
+        super().__init__()
+        self.rnn = cell(input_size=24, hidden_size=32, num_layers=2, bidirectional=True, batch_first=True)
+
+    def forward(self, x):
+        return self.rnn(x)[0]
 
 def transformer_encoder():
     layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, dropout=0.1,
