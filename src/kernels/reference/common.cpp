@@ -166,6 +166,16 @@ const Tensor& required_input(const Node& node, const std::vector<const Tensor*>&
   return *inputs[index];
 }
 
+Tensor float_tensor_of(const Node& node, DType dtype, Shape shape, const std::vector<double>& values) {
+  Tensor t(dtype, std::move(shape));
+  dispatch_float(node, dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = t.data<T>();
+    for (size_t i = 0; i < values.size(); ++i) p[i] = static_cast<T>(values[i]);
+  });
+  return t;
+}
+
 std::vector<int64_t> optional_int64_input(const std::vector<const Tensor*>& inputs, size_t index) {
   if (index >= inputs.size() || inputs[index] == nullptr) return {};
   return inputs[index]->to_int64_vector();

@@ -57,6 +57,11 @@ const Tensor& required_input(const Node& node, const std::vector<const Tensor*>&
 // Optional input as int64 values (from int32/int64 tensors); empty when absent.
 std::vector<int64_t> optional_int64_input(const std::vector<const Tensor*>& inputs, size_t index);
 
+// A float32 or float64 tensor (per `dtype`) of `shape` holding `values`,
+// for kernels that compute in double; other dtypes throw kUnsupported
+// naming the node.
+Tensor float_tensor_of(const Node& node, DType dtype, Shape shape, const std::vector<double>& values);
+
 // Calls fn(T{}) with T the C++ type of `dtype`, for the dtypes in the list;
 // otherwise throws kUnsupported naming the node.
 template <typename Fn>

@@ -189,18 +189,9 @@ std::vector<Tensor> walk(const Node& node, const std::vector<const Tensor*>& inp
       }
     }
   }
-  auto to_tensor = [&](const std::vector<double>& v, Shape shape) {
-    Tensor t(X.dtype(), std::move(shape));
-    dispatch_float(node, X.dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      T* p = t.data<T>();
-      for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<T>(v[i]);
-    });
-    return t;
-  };
   Shape y_shape = d.batch_first ? Shape{d.batch, d.seq, d.dirs, d.hidden} : Shape{d.seq, d.dirs, d.batch, d.hidden};
-  std::vector<Tensor> outputs{to_tensor(y, y_shape)};
-  for (int s = 0; s < n_states; ++s) outputs.push_back(to_tensor(final_state[s], state_shape));
+  std::vector<Tensor> outputs{float_tensor_of(node, X.dtype(), y_shape, y)};
+  for (int s = 0; s < n_states; ++s) outputs.push_back(float_tensor_of(node, X.dtype(), state_shape, final_state[s]));
   return outputs;
 }
 
