@@ -266,11 +266,13 @@ OptimizeStats optimize_graph(Graph& graph) {
     int removed = remove_identities(graph);
     int bn = fold_batch_norm_into_conv(graph);
     int pads = fold_pads(graph);
+    int einsums = einsum_as_matmul(graph);
     stats.n_folded_constants += folded;
     stats.n_removed_identity += removed;
     stats.n_folded_batch_norm += bn;
     stats.n_folded_pads += pads;
-    if (folded + removed + bn + pads == 0) break;
+    stats.n_einsum_as_matmul += einsums;
+    if (folded + removed + bn + pads + einsums == 0) break;
   }
   return stats;
 }

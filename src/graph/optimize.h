@@ -12,6 +12,7 @@ struct OptimizeStats {
   int n_removed_identity = 0;   // Identity / inference Dropout nodes removed
   int n_folded_batch_norm = 0;  // BatchNormalization nodes folded into the preceding Conv
   int n_folded_pads = 0;        // zero Pad nodes folded into the following Conv / AveragePool
+  int n_einsum_as_matmul = 0;   // Einsum nodes that are matrix products, made MatMul
 };
 
 // Nodes whose inputs are all constants (and Shape/Size of a value with a
@@ -31,6 +32,11 @@ int fold_batch_norm_into_conv(Graph& graph);
 // counts the padding, as the explicit Pad made it do). PyTorch exports
 // count_include_pad pools this way.
 int fold_pads(Graph& graph);
+
+// An Einsum of two operands that is a (batched) matrix product, such as
+// "bhid,bhjd->bhij", becomes a MatMul, with a Transpose of the last two dims
+// of an operand given transposed (einsum_as_matmul.cpp).
+int einsum_as_matmul(Graph& graph);
 
 // All passes, to a fixed point.
 OptimizeStats optimize_graph(Graph& graph);

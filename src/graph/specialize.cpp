@@ -72,7 +72,8 @@ void propagate_and_fold(Graph& graph) {
     size_t before = n_static_values(graph);
     refine_shapes(graph);
     OptimizeStats done = optimize_graph(graph);
-    int n_changes = done.n_folded_constants + done.n_removed_identity + done.n_folded_batch_norm + done.n_folded_pads;
+    int n_changes = done.n_folded_constants + done.n_removed_identity + done.n_folded_batch_norm +
+                    done.n_folded_pads + done.n_einsum_as_matmul;
     if (n_changes == 0 && n_static_values(graph) == before) break;
   }
 }

@@ -48,6 +48,7 @@ MODELS = {
     "vgg11": (lambda: torchvision.models.vgg11(weights=None), (1, 3, 224, 224)),
     "regnet_y_400mf": (lambda: torchvision.models.regnet_y_400mf(weights=None), (1, 3, 224, 224)),
     "swin_t": (lambda: torchvision.models.swin_t(weights=None), (1, 3, 224, 224)),
+    "maxvit_t": (lambda: torchvision.models.maxvit_t(weights=None), (1, 3, 224, 224)),
     "transformer_encoder": (None, (1, 16, 64)),
     "lstm": (lambda: Recurrent(torch.nn.LSTM), (2, 12, 24)),
     "gru": (lambda: Recurrent(torch.nn.GRU), (2, 12, 24)),

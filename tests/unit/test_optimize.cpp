@@ -266,3 +266,54 @@ TEST(RemoveIdentities, DropoutWithAConstantFalseTrainingModeNode) {
 
 }  // namespace
 }  // namespace hetsched
+
+namespace hetsched {
+namespace {
+
+using namespace hetsched::testing;
+
+// MaxViT's attention: q [2, 3, 4] and k [2, 5, 4] -> Einsum "b i d, b j d ->
+// b i j" (Q K^T) -> Einsum with v [2, 5, 4], "bij,bjd->bid" (A V). Both
+// become MatMul (the first after a Transpose of k), run on the CPU backend,
+// and give the reference Einsum's outputs; an Einsum that is no matrix
+// product stays.
+TEST(EinsumAsMatMul, AttentionProductsBecomeMatMul) {
+  onnx::ModelProto m = make_model(13);
+  auto* g = m.mutable_graph();
+  for (auto [name, dims] : {std::pair<const char*, std::vector<int64_t>>{"q", {2, 3, 4}}, {"k", {2, 5, 4}},
+                            {"v", {2, 5, 4}}})
+    *g->add_input() = tensor_info(name, onnx::TensorProto_DataType_FLOAT, dims);
+  *g->add_output() = tensor_info("y", onnx::TensorProto_DataType_FLOAT, {2, 3, 4});
+  *g->add_output() = tensor_info("total", onnx::TensorProto_DataType_FLOAT, {2});
+  auto einsum = [&](const std::string& equation, std::vector<std::string> in, const std::string& out) {
+    onnx::NodeProto n = make_node("Einsum", in, {out}, out);
+    auto* a = n.add_attribute();
+    a->set_name("equation");
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(equation);
+    *g->add_node() = n;
+  };
+  einsum("b i d, b j d -> b i j", {"q", "k"}, "scores");
+  einsum("bij,bjd->bid", {"scores", "v"}, "y");
+  einsum("bij->b", {"scores"}, "total");  // no matrix product
+  auto dir = temp_dir("einsum_as_matmul");
+  write_model(m, dir / "m.onnx");
+  Graph plain = load_model((dir / "m.onnx").string(), {.optimize = false});
+  Graph optimized = load_model((dir / "m.onnx").string());
+  std::filesystem::remove_all(dir);
+  std::map<std::string, int> ops;
+  for (const Node& n : optimized.nodes) ++ops[n.op_type];
+  EXPECT_EQ(ops, (std::map<std::string, int>{{"MatMul", 2}, {"Transpose", 1}, {"Einsum", 1}}));
+  Session fast(optimized, SessionOptions("cpu:0"));
+  EXPECT_EQ(fast.summary().n_fallbacks, 1);  // the sum's Einsum
+  TensorMap inputs = fast.random_inputs(5);
+  TensorMap want = run_reference(plain, inputs), got = fast.run(inputs);
+  for (const char* name : {"y", "total"}) {
+    auto a = got.at(name).to_double_vector(), b = want.at(name).to_double_vector();
+    ASSERT_EQ(a.size(), b.size()) << name;
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5) << name << " " << i;
+  }
+}
+
+}  // namespace
+}  // namespace hetsched
