@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,8 @@ using ValueId = int32_t;
 using NodeId = int32_t;
 constexpr ValueId kNoValue = -1;  // an omitted optional input or output
 constexpr NodeId kNoNode = -1;
+
+class Graph;
 
 struct Value {
   std::string name;
@@ -54,6 +57,14 @@ struct Attribute {
   std::vector<float> floats;
   std::vector<std::string> strings;
   Tensor t;
+  // kGraph (If's branches, Loop's and Scan's body): the subgraph, imported
+  // as a model's graph is. Its inputs are the op's formal inputs, then the
+  // values it reads from enclosing graphs, the k-th of those fed by the
+  // node's input captured_inputs[k] (one of its implicit inputs). `onnx`:
+  // the ONNX GraphProto it came from, serialized, to write the node out.
+  std::shared_ptr<const Graph> graph;
+  std::vector<size_t> captured_inputs;
+  std::string onnx;
 };
 
 // Work and traffic of one node, used by cost models (0 when shapes are unknown).
@@ -72,6 +83,10 @@ struct Node {
   std::vector<ValueId> outputs;  // kNoValue for an omitted optional output
   std::map<std::string, Attribute> attributes;
   NodeCost cost;
+  // The last n_implicit_inputs inputs are values of this graph that the
+  // node's subgraphs read (Attribute::graph): inputs as far as order,
+  // liveness and placement go, not inputs of the ONNX node.
+  int n_implicit_inputs = 0;
 
   bool has_attr(const std::string& key) const { return attributes.count(key) != 0; }
   // Typed attribute access with a default; a present attribute of another

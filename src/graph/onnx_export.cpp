@@ -45,7 +45,10 @@ void write_attribute(const std::string& name, const Attribute& a, onnx::Attribut
       *out->mutable_t() = tensor_to_proto(a.t, "");
       break;
     case Attribute::Kind::kGraph:
-      throw Error(ErrorCode::kUnsupported, "attribute '" + name + "': graph attributes cannot be exported");
+      out->set_type(onnx::AttributeProto::GRAPH);
+      if (a.onnx.empty() || !out->mutable_g()->ParseFromString(a.onnx))
+        throw Error(ErrorCode::kUnsupported, "attribute '" + name + "': a list of graphs cannot be exported");
+      break;
   }
 }
 
@@ -71,7 +74,9 @@ onnx::ModelProto graph_to_model(const Graph& graph) {
     np->set_name(n.name);
     np->set_op_type(n.op_type);
     np->set_domain(n.domain);
-    for (ValueId v : n.inputs) np->add_input(v == kNoValue ? "" : graph.values[v].name);
+    // Not the implicit inputs: the subgraphs name what they read.
+    for (size_t i = 0; i + static_cast<size_t>(n.n_implicit_inputs) < n.inputs.size(); ++i)
+      np->add_input(n.inputs[i] == kNoValue ? "" : graph.values[n.inputs[i]].name);
     for (ValueId v : n.outputs) np->add_output(v == kNoValue ? "" : graph.values[v].name);
     for (const auto& [name, a] : n.attributes) write_attribute(name, a, np->add_attribute());
   }

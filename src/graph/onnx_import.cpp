@@ -60,10 +60,12 @@ std::string node_label(const onnx::NodeProto& node, int index) {
   return fmt::format("{} '{}'", node.op_type(), node.name().empty() ? fmt::format("#{}", index) : node.name());
 }
 
-// Pass 2.
+// Pass 2, subgraphs (If's branches, Loop's body) included.
 void check_ops_known(const onnx::GraphProto& graph, int64_t opset) {
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto& node = graph.node(i);
+    for (const auto& a : node.attribute())
+      if (a.type() == onnx::AttributeProto::GRAPH) check_ops_known(a.g(), opset);
     if (!is_default_domain(node.domain()))
       throw Error(ErrorCode::kUnsupported,
                   fmt::format("node {}: domain '{}' is not supported (only the default ONNX domain)",
@@ -364,8 +366,14 @@ Attribute read_attribute(const onnx::AttributeProto& a, const fs::path& model_di
 }
 
 // Pass 6.
-Graph build_graph(const onnx::ModelProto& model, const fs::path& model_dir, int64_t opset) {
-  const auto& gp = model.graph();
+// A GraphProto as a Graph. `enclosing`: the names the enclosing graphs
+// define (nullptr for the model's graph). A name this graph reads but does
+// not define is read from an enclosing graph: it becomes an input after the
+// graph's own, its name appended to `captured`. Each node's subgraphs are
+// built the same way; what they read from this graph or beyond becomes the
+// node's implicit inputs.
+Graph build_graph(const onnx::GraphProto& gp, const fs::path& model_dir, int64_t opset,
+                  const std::set<std::string>* enclosing, std::vector<std::string>* captured) {
   Graph graph;
   graph.name = gp.name();
   std::map<std::string, ValueId> by_name;
@@ -376,6 +384,20 @@ Graph build_graph(const onnx::ModelProto& model, const fs::path& model_dir, int6
     v.name = name;
     ValueId id = graph.add_value(std::move(v));
     by_name[name] = id;
+    return id;
+  };
+  std::set<std::string> defined;  // by this graph
+  for (const auto& init : gp.initializer()) defined.insert(init.name());
+  for (const auto& in : gp.input()) defined.insert(in.name());
+  for (const auto& np : gp.node())
+    for (const auto& out : np.output()) defined.insert(out);
+  // A value of an enclosing graph, read here: an input of this graph.
+  std::vector<ValueId> captures;
+  auto read = [&](const std::string& name) {
+    if (defined.count(name) || !enclosing || !enclosing->count(name) || by_name.count(name)) return value_of(name);
+    ValueId id = value_of(name);
+    captures.push_back(id);
+    captured->push_back(name);
     return id;
   };
 
@@ -398,11 +420,13 @@ Graph build_graph(const onnx::ModelProto& model, const fs::path& model_dir, int6
   }
   for (const auto& vi : gp.value_info()) read_value_type(graph.values[value_of(vi.name())], vi.type(), "value");
   for (const auto& out : gp.output()) {
-    ValueId id = value_of(out.name());
+    ValueId id = read(out.name());
     read_value_type(graph.values[id], out.type(), "output");
     graph.outputs.push_back(id);
   }
 
+  std::set<std::string> scope = defined;  // what a subgraph of this graph may read
+  if (enclosing) scope.insert(enclosing->begin(), enclosing->end());
   std::set<std::string> node_names;
   for (int i = 0; i < gp.node_size(); ++i) {
     const auto& np = gp.node(i);
@@ -414,15 +438,29 @@ Graph build_graph(const onnx::ModelProto& model, const fs::path& model_dir, int6
     node.name = base;
     for (int k = 1; node_names.count(node.name); ++k) node.name = fmt::format("{}_{}", base, k);
     node_names.insert(node.name);
-    for (const auto& in : np.input()) node.inputs.push_back(in.empty() ? kNoValue : value_of(in));
+    for (const auto& in : np.input()) node.inputs.push_back(in.empty() ? kNoValue : read(in));
     for (const auto& out : np.output()) node.outputs.push_back(out.empty() ? kNoValue : value_of(out));
+    std::map<std::string, size_t> implicit;  // name -> node input
     for (const auto& a : np.attribute()) {
       if (!a.ref_attr_name().empty())
         throw Error(ErrorCode::kUnsupported, fmt::format("node {}: attribute references are not supported", node.label()));
-      node.attributes[a.name()] = read_attribute(a, model_dir, "node " + node.label());
+      Attribute attr = read_attribute(a, model_dir, "node " + node.label());
+      if (a.type() == onnx::AttributeProto::GRAPH) {
+        std::vector<std::string> reads;
+        attr.graph = std::make_shared<const Graph>(build_graph(a.g(), model_dir, opset, &scope, &reads));
+        a.g().SerializeToString(&attr.onnx);
+        for (const std::string& name : reads) {
+          auto [it, first] = implicit.emplace(name, node.inputs.size());
+          if (first) node.inputs.push_back(read(name));
+          attr.captured_inputs.push_back(it->second);
+        }
+      }
+      node.attributes[a.name()] = std::move(attr);
     }
+    node.n_implicit_inputs = static_cast<int>(implicit.size());
     graph.add_node(std::move(node));
   }
+  graph.inputs.insert(graph.inputs.end(), captures.begin(), captures.end());
   graph.finalize();
   // Every node reachable from a graph output is what is run; nodes whose
   // outputs nobody reads stay (an exporter's dead ends cost little and keep
@@ -493,7 +531,7 @@ Graph import_model(onnx::ModelProto model, const fs::path& model_dir, const Load
         (out.type().has_tensor_type() && out.type().tensor_type().elem_type() == onnx::TensorProto::UNDEFINED))
       throw Error(ErrorCode::kInvalidModel,
                   fmt::format("output '{}': declared without a type, and shape inference gives it none", out.name()));
-  return build_graph(model, model_dir, opset);
+  return build_graph(model.graph(), model_dir, opset, nullptr, nullptr);
 }
 
 }  // namespace hetsched

@@ -43,6 +43,12 @@ const ReferenceKernel* find_reference_kernel(const std::string& op_type);
 // Sorted list of every registered op type.
 std::vector<std::string> reference_op_types();
 
+// Runs `graph` once with the reference kernels, node by node in its order:
+// `inputs` in graph.inputs order; returns graph.outputs' tensors in order.
+// What Session's reference kernels run (run_reference, session.h) and the
+// control-flow kernels run for a branch or an iteration (If, Loop, Scan).
+std::vector<Tensor> run_graph(const Graph& graph, const std::vector<Tensor>& inputs);
+
 struct KernelRegistrar {
   explicit KernelRegistrar(ReferenceKernel kernel) { register_reference_kernel(std::move(kernel)); }
 };
