@@ -25,6 +25,8 @@ std::vector<int64_t> nms(const std::vector<Tensor>& inputs) {
 
 TEST(ReferenceNonMaxSuppression, KeepsNothingByDefaultAndSuppressesOnlyAboveTheThreshold) {
   EXPECT_TRUE(nms({kBoxes, kScores}).empty());  // max_output_boxes_per_class 0
+  // INT64_MAX (torchvision's "no limit") is no limit.
+  EXPECT_EQ(nms({kBoxes, kScores, i64({1}, {INT64_MAX}), f32({1}, {0.5f})}).size(), 9u);
   // IoU 1/3: suppressed above 0.3, kept at exactly 1/3.
   EXPECT_EQ(nms({kBoxes, kScores, i64({1}, {10}), f32({1}, {0.3f})}), std::vector<int64_t>({0, 0, 0, 0, 0, 2}));
   EXPECT_EQ(nms({kBoxes, kScores, i64({1}, {10}), f32({1}, {1.0f / 3})}),

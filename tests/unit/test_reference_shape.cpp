@@ -232,6 +232,14 @@ TEST(ReferenceShapeReshape, AllowZero) {
   EXPECT_EQ(error_of([&] { run1("Reshape", {empty, i64({2}, {3, 0})}); }), ErrorCode::kRuntime);
 }
 
+// An empty tensor with a 0 beside the -1 (a detector that found no box): the
+// -1 is the input's non-zero dims over the shape's, as ONNX Runtime does.
+TEST(ReferenceShapeReshape, EmptyTensorWithZeroBesideMinusOne) {
+  EXPECT_EQ(run1("Reshape", {f32({0, 91, 4}, {}), i64({2}, {0, -1})}).shape(), (Shape{0, 364}));
+  EXPECT_EQ(run1("Reshape", {f32({0, 364}, {}), i64({3}, {0, -1, 4})}).shape(), (Shape{0, 91, 4}));
+  EXPECT_EQ(error_of([] { run1("Reshape", {f32({0, 5}, {}), i64({3}, {0, -1, 2})}); }), ErrorCode::kRuntime);
+}
+
 TEST(ReferenceShapeReshape, OutputDoesNotAliasTheInput) {
   Tensor x = iota_f32({4});
   Tensor y = run1("Reshape", {x, i64({2}, {2, 2})});

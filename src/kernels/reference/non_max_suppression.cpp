@@ -52,7 +52,9 @@ std::vector<Tensor> compute_nms(const Node& node, const std::vector<const Tensor
     throw_runtime(node, fmt::format("boxes {} and scores {}: expected [batches, boxes, 4] and [batches, classes, boxes]",
                                     shape_to_string(boxes_t.shape()), shape_to_string(scores_t.shape())));
   const int64_t n_batches = boxes_t.dim(0), n_boxes = boxes_t.dim(1), n_classes = scores_t.dim(1);
-  const auto max_per_class = static_cast<int64_t>(scalar_or(inputs, 2, 0));
+  // As int64: exporters pass INT64_MAX for "no limit" (torchvision), beyond a double's exact range.
+  const int64_t max_per_class =
+      inputs.size() > 2 && inputs[2] && inputs[2]->numel() > 0 ? inputs[2]->to_int64_vector()[0] : 0;
   const double iou_threshold = scalar_or(inputs, 3, 0);
   const bool has_score_threshold = inputs.size() > 4 && inputs[4] && inputs[4]->numel() > 0;
   const double score_threshold = scalar_or(inputs, 4, 0);

@@ -40,6 +40,19 @@ std::vector<Tensor> compute_reshape(const Node& node, const std::vector<const Te
     if (__builtin_mul_overflow(known, d, &known))  // the spec is data: any int64
       throw_runtime(node, fmt::format("shape [{}] is too large", fmt::join(spec, ",")));
   }
+  if (infer_at >= 0 && known == 0 && !allow_zero && x.numel() == 0) {
+    // An empty tensor and a 0 beside the -1 (a detector's boxes when it
+    // found none: [0, 364] to [0, -1]): the -1 is the input's non-zero dims
+    // over the shape's, as ONNX Runtime infers it.
+    int64_t in_nonzero = 1, out_nonzero = 1;
+    for (int64_t d : x.shape()) in_nonzero *= d == 0 ? 1 : d;
+    for (size_t i = 0; i < shape.size(); ++i)
+      if (static_cast<int64_t>(i) != infer_at && shape[i] != 0) out_nonzero *= shape[i];
+    if (in_nonzero % out_nonzero == 0) {
+      shape[static_cast<size_t>(infer_at)] = in_nonzero / out_nonzero;
+      infer_at = -1;
+    }
+  }
   if (infer_at >= 0) {
     if (allow_zero && known == 0) throw_runtime(node, "shape has both -1 and 0 with allowzero=1");
     if (known == 0 || x.numel() % known != 0)
