@@ -240,7 +240,11 @@ class Session {
   static std::shared_ptr<Backend> compile(std::shared_ptr<const Graph> graph, const SessionOptions& options,
                                           Platform platform);
   std::shared_ptr<Backend> backend_for(const TensorMap& inputs) const;  // free dims; compiles new shapes
+  static std::shared_ptr<Backend> compile_staged(std::shared_ptr<Backend> backend, const SessionOptions& options,
+                                                 Platform platform);  // shapes that depend on data
   static TensorMap run_on(const Backend& backend, const TensorMap& inputs, Trace* trace, RunTiming* timing);
+  static TensorMap run_staged(const Backend& backend, const TensorMap& inputs, Trace* trace, RunTiming* timing);
+  static void describe_stages(const Backend& backend, ExecutionSummary& summary);
   std::vector<Shape> shapes_of(const TensorMap& inputs) const;  // in graph().inputs order
   std::shared_ptr<Backend> latest() const;  // null before a free-dim session's first run
   std::shared_ptr<const Graph> graph_;

@@ -21,6 +21,7 @@
 #include "runtime/request_pool.h"
 #include "graph/onnx_import.h"
 #include "graph/specialize.h"
+#include "graph/stages.h"
 #include "kernels/kernel.h"
 #include "zoo/zoo.h"
 
@@ -113,6 +114,20 @@ struct Session::Backend {
   std::shared_ptr<RequestPool> pool;
   std::string flow;                // ExecutionSummary::flow
   std::vector<FlowOutcome> flows;  // ExecutionSummary::flows
+  // Shapes that depend on data (graph/stages.h): the head compiled as a
+  // backend of its own (null when empty), the barriers run on the reference
+  // kernels, the tail a session of its own, compiled per its inputs' shapes
+  // (null when empty).
+  struct Staged {
+    StageCut cut;
+    std::shared_ptr<Backend> head;
+    std::unique_ptr<Session> tail;
+  };
+  std::shared_ptr<Staged> staged;
+
+  // The backend whose plan and workers the session shows: the head's when
+  // staged.
+  const Backend& shown() const { return staged && staged->head ? *staged->head : *this; }
 };
 
 // What a session keeps: its options, and either the one backend of a graph
@@ -283,6 +298,8 @@ std::shared_ptr<Session::Backend> Session::compile(std::shared_ptr<const Graph> 
     b.summary.n_steps = b.summary.n_nodes;
     return backend;
   }
+  if (options.mode == RunMode::kLatency && options.plan.empty() && !all_shapes_static(g))
+    return compile_staged(backend, options, std::move(platform));
   b.platform = std::move(platform);
   std::vector<Pin> pins;
   for (const auto& text : options.pins) pins.push_back(parse_pin(text));
@@ -323,6 +340,28 @@ std::shared_ptr<Session::Backend> Session::compile(std::shared_ptr<const Graph> 
     b.summary.n_fallbacks = b.summary.n_nodes;
     b.summary.note = std::string("running on reference kernels: ") + e.what();
   }
+  return backend;
+}
+
+std::shared_ptr<Session::Backend> Session::compile_staged(std::shared_ptr<Backend> backend,
+                                                         const SessionOptions& options, Platform platform) {
+  Backend& b = *backend;
+  const Graph& g = *b.graph;
+  auto staged = std::make_shared<Backend::Staged>();
+  staged->cut = cut_at_data_dependent_shapes(g);
+  const StageCut& cut = staged->cut;
+  b.platform = platform;
+  if (!cut.head.empty())
+    staged->head = compile(
+        std::make_shared<const Graph>(extract_graph(g, cut.head, cut.head_inputs, cut.head_outputs, g.name + "/head")),
+        options, platform);
+  if (!cut.tail.empty()) {
+    SessionOptions tail_options = options;
+    tail_options.progress = nullptr;
+    staged->tail = std::make_unique<Session>(
+        extract_graph(g, cut.tail, cut.tail_inputs, cut.tail_outputs, g.name + "/tail"), tail_options);
+  }
+  b.staged = std::move(staged);
   return backend;
 }
 
@@ -420,15 +459,17 @@ ExecutionSummary Session::summary() const {
     summary.n_nodes = static_cast<int>(graph_->nodes.size());
     summary.note = "free dims: the graph is compiled for each new set of input shapes at its first run; none yet";
   } else {
-    summary = b->pool ? b->pool->workers()[0].executor->summary() : b->summary;
-    summary.choice = b->choice;
-    summary.warnings = b->warnings;
-    summary.flow = b->flow;
-    summary.flows = b->flows;
-    if (b->pool && !b->flow.empty()) {
-      for (const RequestPool::Worker& w : b->pool->workers()) summary.workers.push_back(w.device);
+    const Backend& shown = b->shown();
+    summary = shown.pool ? shown.pool->workers()[0].executor->summary() : shown.summary;
+    summary.choice = shown.choice;
+    summary.warnings = shown.warnings;
+    summary.flow = shown.flow;
+    summary.flows = shown.flows;
+    if (shown.pool && !shown.flow.empty()) {
+      for (const RequestPool::Worker& w : shown.pool->workers()) summary.workers.push_back(w.device);
       summary.device = fmt::format("{}", fmt::join(summary.workers, ","));
     }
+    if (b->staged) describe_stages(*b, summary);
   }
   std::lock_guard<std::mutex> lock(state_->mutex);
   summary.shapes = s.stats;
@@ -436,24 +477,46 @@ ExecutionSummary Session::summary() const {
   return summary;
 }
 
+void Session::describe_stages(const Backend& b, ExecutionSummary& summary) {
+  const StageCut& cut = b.staged->cut;
+  std::vector<std::string> barriers;
+  for (NodeId n : cut.barriers) {
+    barriers.push_back(b.graph->nodes[n].label());
+    summary.fallbacks.push_back(b.graph->nodes[n].label() + ": the shape of its output depends on the data");
+  }
+  if (!b.staged->head) summary.device = b.platform.devices.empty() ? "" : b.platform.devices[0].name;
+  summary.n_nodes = static_cast<int>(b.graph->nodes.size());
+  summary.n_fallbacks += static_cast<int>(cut.barriers.size());
+  std::string tail = "nothing after them";
+  if (b.staged->tail) {
+    ExecutionSummary t = b.staged->tail->summary();
+    summary.n_fallbacks += t.shapes.n_compiles > 0 ? t.n_fallbacks : 0;
+    tail = fmt::format("the other {} compiled for the shapes each run gives them ({} compiled so far)",
+                       cut.tail.size(), t.shapes.n_compiles);
+  }
+  summary.note = fmt::format("shapes that depend on the data: {} nodes run as planned, then {} on reference kernels "
+                             "({}), then {}",
+                             cut.head.size(), cut.barriers.size(), fmt::join(barriers, ", "), tail);
+}
+
 std::vector<WorkerLoad> Session::loads() const {
   std::shared_ptr<Backend> b = latest();
-  return b && b->pool ? b->pool->loads() : std::vector<WorkerLoad>{};
+  return b && b->shown().pool ? b->shown().pool->loads() : std::vector<WorkerLoad>{};
 }
 
 const Plan* Session::plan() const {
   std::shared_ptr<Backend> b = latest();
-  return b && b->pool ? &b->pool->workers()[0].executor->plan() : nullptr;
+  return b && b->shown().pool ? &b->shown().pool->workers()[0].executor->plan() : nullptr;
 }
 
 const Graph& Session::plan_graph() const {
   std::shared_ptr<Backend> b = latest();
-  return b ? *b->graph : *graph_;
+  return b ? *b->shown().graph : *graph_;
 }
 
 const Platform& Session::platform() const {
   std::shared_ptr<Backend> b = latest();
-  return b ? b->platform : state_->platform;
+  return b ? b->shown().platform : state_->platform;
 }
 
 Session Session::load(const std::string& model, const LoadOptions& options, const SessionOptions& session_options) {
@@ -498,6 +561,7 @@ TensorMap Session::run(const TensorMap& inputs, Trace* trace, RunTiming* timing)
 }
 
 TensorMap Session::run_on(const Backend& b, const TensorMap& inputs, Trace* trace, RunTiming* timing) {
+  if (b.staged) return run_staged(b, inputs, trace, timing);
   if (!b.pool) {
     auto start = std::chrono::steady_clock::now();
     TensorMap outputs = run_reference(*b.graph, inputs);
@@ -512,6 +576,36 @@ TensorMap Session::run_on(const Backend& b, const TensorMap& inputs, Trace* trac
   const RequestPool::Worker& worker = b.pool->workers()[w];
   *trace = timeline_trace(timeline, worker.executor->plan(), *b.graph, *worker.platform);
   return outputs;
+}
+
+TensorMap Session::run_staged(const Backend& b, const TensorMap& inputs, Trace* trace, RunTiming* timing) {
+  const Graph& g = *b.graph;
+  const StageCut& cut = b.staged->cut;
+  std::vector<Tensor> at(g.values.size());  // by value id
+  for (ValueId id : g.inputs) at[id] = inputs.at(g.values[id].name);
+  auto value = [&](ValueId id) -> const Tensor& { return g.values[id].is_constant() ? *g.values[id].initializer : at[id]; };
+  auto feeds = [&](const std::vector<ValueId>& ids) {
+    TensorMap m;
+    for (ValueId id : ids) m[g.values[id].name] = value(id);
+    return m;
+  };
+  auto keep = [&](const std::vector<ValueId>& ids, const TensorMap& outputs) {
+    for (ValueId id : ids) at[id] = outputs.at(g.values[id].name);
+  };
+  if (b.staged->head) keep(cut.head_outputs, run_on(*b.staged->head, feeds(cut.head_inputs), trace, timing));
+  std::vector<const Tensor*> args;
+  for (NodeId n : cut.barriers) {
+    const Node& node = g.nodes[n];
+    args.clear();
+    for (ValueId v : node.inputs) args.push_back(v == kNoValue ? nullptr : &value(v));
+    std::vector<Tensor> outputs = kernels::find_reference_kernel(node.op_type)->compute(node, args);
+    for (size_t i = 0; i < node.outputs.size() && i < outputs.size(); ++i)
+      if (node.outputs[i] != kNoValue) at[node.outputs[i]] = std::move(outputs[i]);
+  }
+  if (b.staged->tail) keep(cut.tail_outputs, b.staged->tail->run(feeds(cut.tail_inputs)));
+  TensorMap result;
+  for (ValueId id : g.outputs) result[g.values[id].name] = value(id);
+  return result;
 }
 
 TensorMap Session::random_inputs(uint64_t seed) const { return hetsched::random_inputs(*graph_, seed); }
