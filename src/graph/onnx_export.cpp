@@ -9,6 +9,9 @@ namespace hetsched {
 
 namespace {
 
+// Constants above this many elements are weights, not shape arithmetic.
+constexpr int64_t kLargeConstant = 4096;
+
 void write_type(const Value& v, onnx::ValueInfoProto* info) {
   info->set_name(v.name);
   auto* tt = info->mutable_type()->mutable_tensor_type();
@@ -54,7 +57,7 @@ void write_attribute(const std::string& name, const Attribute& a, onnx::Attribut
 
 }  // namespace
 
-onnx::ModelProto graph_to_model(const Graph& graph) {
+onnx::ModelProto graph_to_model(const Graph& graph, bool large_constants_as_inputs) {
   onnx::ModelProto model;
   model.set_ir_version(8);
   model.set_producer_name("hetsched");
@@ -63,8 +66,11 @@ onnx::ModelProto graph_to_model(const Graph& graph) {
   opset->set_version(graph.nodes.empty() ? 17 : graph.nodes.front().opset);
   auto* g = model.mutable_graph();
   g->set_name(graph.name);
-  for (const Value& v : graph.values)
-    if (v.is_constant()) *g->add_initializer() = tensor_to_proto(*v.initializer, v.name);
+  for (const Value& v : graph.values) {
+    if (!v.is_constant()) continue;
+    if (large_constants_as_inputs && v.initializer->numel() > kLargeConstant) write_type(v, g->add_input());
+    else *g->add_initializer() = tensor_to_proto(*v.initializer, v.name);
+  }
   for (ValueId id : graph.inputs) write_type(graph.values[id], g->add_input());
   for (ValueId id : graph.outputs) write_type(graph.values[id], g->add_output());
   for (const Value& v : graph.values)
@@ -87,7 +93,9 @@ void refine_shapes(Graph& graph) {
   bool all_static = true;
   for (const Value& v : graph.values) all_static = all_static && (v.is_constant() || v.shape_is_static());
   if (all_static) return;
-  onnx::ModelProto model = graph_to_model(graph);
+  // Weights as typed inputs: inference reads their shapes, not their data
+  // (copying a model's weights into the proto cost most of a compile).
+  onnx::ModelProto model = graph_to_model(graph, /*large_constants_as_inputs=*/true);
   // Unknown shapes are cleared so inference may fill them, not merge with them.
   for (auto& vi : *model.mutable_graph()->mutable_value_info()) {
     const Value& v = graph.values[graph.find_value(vi.name())];
