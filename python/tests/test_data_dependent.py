@@ -84,6 +84,16 @@ class DataDependentShapes(unittest.TestCase):
         self.assertFalse([f for f in s["fallbacks"] if f.startswith("Conv")], s["fallbacks"])
         self.assertIsNotNone(session.plan)
 
+    def test_pins_go_to_the_stage_that_has_their_nodes(self):
+        # The Conv is in the head, the ReduceMean in the tail: each stage takes its own pin.
+        path = self.model()
+        session = hetsched.Session(path, devices="cpu:0", pins=["Conv=cpu:0", "ReduceMean=cpu:0"])
+        feeds = {"x": np.ones((1, 3, 8, 8), np.float32), "fixed": np.ones((1, 5), np.float32)}
+        want = hetsched.Session(path, reference=True).run(feeds)
+        np.testing.assert_allclose(session.run(feeds)["y"], want["y"], rtol=1e-5, atol=1e-6)
+        with self.assertRaises(hetsched.UsageError):
+            hetsched.Session(path, devices="cpu:0", pins=["NoSuchOp=cpu:0"])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -351,15 +351,29 @@ std::shared_ptr<Session::Backend> Session::compile_staged(std::shared_ptr<Backen
   staged->cut = cut_at_data_dependent_shapes(g);
   const StageCut& cut = staged->cut;
   b.platform = platform;
-  if (!cut.head.empty())
-    staged->head = compile(
-        std::make_shared<const Graph>(extract_graph(g, cut.head, cut.head_inputs, cut.head_outputs, g.name + "/head")),
-        options, platform);
+  // The pins checked against the whole graph; each stage gets those that
+  // name one of its nodes or op types.
+  std::vector<Pin> pins;
+  for (const auto& text : options.pins) pins.push_back(parse_pin(text));
+  apply_pins(b.platform, g, pins);
+  auto stage_options = [&](const Graph& part) {
+    SessionOptions o = options;
+    o.pins.clear();
+    for (const Pin& pin : pins)
+      if (part.find_node(pin.node_or_op) != kNoNode ||
+          std::any_of(part.nodes.begin(), part.nodes.end(), [&](const Node& n) { return n.op_type == pin.node_or_op; }))
+        o.pins.push_back(pin.text());
+    return o;
+  };
+  if (!cut.head.empty()) {
+    auto head = std::make_shared<const Graph>(extract_graph(g, cut.head, cut.head_inputs, cut.head_outputs, g.name + "/head"));
+    staged->head = compile(head, stage_options(*head), platform);
+  }
   if (!cut.tail.empty()) {
-    SessionOptions tail_options = options;
-    tail_options.progress = nullptr;
-    staged->tail = std::make_unique<Session>(
-        extract_graph(g, cut.tail, cut.tail_inputs, cut.tail_outputs, g.name + "/tail"), tail_options);
+    Graph tail = extract_graph(g, cut.tail, cut.tail_inputs, cut.tail_outputs, g.name + "/tail");
+    SessionOptions tail_options = stage_options(tail);
+    tail_options.progress = nullptr;  // compiles at run time, when the caller's progress may be gone
+    staged->tail = std::make_unique<Session>(std::move(tail), tail_options);
   }
   b.staged = std::move(staged);
   return backend;
