@@ -179,6 +179,39 @@ inline void softmax_layout(const Node& node, const Shape& shape, int64_t& outer,
   inner = shape_numel(Shape(shape.begin() + axis + 1, shape.end()));
 }
 
+// Softmax (kLog false) or LogSoftmax (true) of x's elements [o, a, i] at
+// (o * len + a) * inner + i over a, into y: exp(x - max) / sum, or
+// x - max - log(sum); the sums accumulated in double. Shared by Softmax,
+// LogSoftmax and SoftmaxCrossEntropyLoss.
+template <bool kLog, typename T>
+void softmax_rows(const T* x, T* y, int64_t outer, int64_t len, int64_t inner) {
+  std::vector<T> mx(static_cast<size_t>(inner));
+  std::vector<double> sum(static_cast<size_t>(inner));
+  for (int64_t o = 0; o < outer; ++o) {
+    const T* xo = x + o * len * inner;
+    T* yo = y + o * len * inner;
+    std::fill(mx.begin(), mx.end(), -std::numeric_limits<T>::infinity());
+    std::fill(sum.begin(), sum.end(), 0.0);
+    for (int64_t a = 0; a < len; ++a)
+      for (int64_t i = 0; i < inner; ++i)
+        mx[static_cast<size_t>(i)] = std::max(mx[static_cast<size_t>(i)], xo[a * inner + i]);
+    for (int64_t a = 0; a < len; ++a)
+      for (int64_t i = 0; i < inner; ++i) {
+        T e = std::exp(xo[a * inner + i] - mx[static_cast<size_t>(i)]);
+        if constexpr (!kLog) yo[a * inner + i] = e;
+        sum[static_cast<size_t>(i)] += static_cast<double>(e);
+      }
+    for (int64_t a = 0; a < len; ++a)
+      for (int64_t i = 0; i < inner; ++i) {
+        size_t si = static_cast<size_t>(i);
+        if constexpr (kLog)
+          yo[a * inner + i] = static_cast<T>(static_cast<double>(xo[a * inner + i] - mx[si]) - std::log(sum[si]));
+        else
+          yo[a * inner + i] = static_cast<T>(static_cast<double>(yo[a * inner + i]) / sum[si]);
+      }
+  }
+}
+
 // ---------------------------------------------------------------------------
 // GEMM: C[M x N] += A[M x K] * B[K x N].
 // A is read through strides (element (i, k) at A[i * a_row + k * a_col]), so a

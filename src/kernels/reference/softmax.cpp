@@ -8,11 +8,6 @@
 // Sums are accumulated in double.
 // Supported: float32 and float64, any rank (a scalar is one row of one).
 // Refused: other dtypes.
-#include <cmath>
-#include <limits>
-
-#include <fmt/format.h>
-
 #include "kernels/reference/nn_common.h"
 
 namespace hetsched::kernels {
@@ -30,34 +25,7 @@ std::vector<Tensor> compute_softmax(const Node& node, const std::vector<const Te
   if (X.numel() == 0) return {Y};
   dispatch_float(node, X.dtype(), [&](auto t) {
     using T = decltype(t);
-    const T* x = X.data<T>();
-    T* y = Y.data<T>();
-    std::vector<T> mx(static_cast<size_t>(inner));
-    std::vector<double> sum(static_cast<size_t>(inner));
-    for (int64_t o = 0; o < outer; ++o) {
-      const T* xo = x + o * len * inner;
-      T* yo = y + o * len * inner;
-      std::fill(mx.begin(), mx.end(), -std::numeric_limits<T>::infinity());
-      std::fill(sum.begin(), sum.end(), 0.0);
-      for (int64_t a = 0; a < len; ++a)
-        for (int64_t i = 0; i < inner; ++i)
-          mx[static_cast<size_t>(i)] = std::max(mx[static_cast<size_t>(i)], xo[a * inner + i]);
-      for (int64_t a = 0; a < len; ++a)
-        for (int64_t i = 0; i < inner; ++i) {
-          T e = std::exp(xo[a * inner + i] - mx[static_cast<size_t>(i)]);
-          if constexpr (!kLog) yo[a * inner + i] = e;
-          sum[static_cast<size_t>(i)] += static_cast<double>(e);
-        }
-      for (int64_t a = 0; a < len; ++a)
-        for (int64_t i = 0; i < inner; ++i) {
-          size_t si = static_cast<size_t>(i);
-          if constexpr (kLog)
-            yo[a * inner + i] =
-                static_cast<T>(static_cast<double>(xo[a * inner + i] - mx[si]) - std::log(sum[si]));
-          else
-            yo[a * inner + i] = static_cast<T>(static_cast<double>(yo[a * inner + i]) / sum[si]);
-        }
-    }
+    nn::softmax_rows<kLog>(X.data<T>(), Y.data<T>(), outer, len, inner);
   });
   return {Y};
 }

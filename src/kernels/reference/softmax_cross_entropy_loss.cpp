@@ -1,18 +1,17 @@
 // SoftmaxCrossEntropyLoss — reference kernel (opset 12+).
 //
 // scores [N, C] or [N, C, d1..dk], labels [N] or [N, d1..dk], optional
-// weights [C]: the log-softmax of the scores over C (max subtracted, the sum
-// of exponentials accumulated in double), then the negative log-likelihood
+// weights [C]: the log-softmax of the scores over C (as LogSoftmax computes
+// it), then the negative log-likelihood
 // of the labels as NegativeLogLikelihoodLoss computes it (loss_common.h:
 // `reduction`, `ignore_index`). Outputs: the loss and, when asked for, the
 // log-probabilities [N, C, d1..dk].
 // Supported: float32 and float64 scores and weights, int32 and int64 labels.
 // Refused: other dtypes.
 #include <algorithm>
-#include <cmath>
-#include <limits>
 
 #include "kernels/reference/loss_common.h"
+#include "kernels/reference/nn_common.h"
 
 namespace hetsched::kernels {
 
@@ -29,21 +28,8 @@ std::vector<Tensor> compute_sce_loss(const Node& node, const std::vector<const T
   Tensor log_p(scores.dtype(), shape);
   Tensor loss = dispatch_float(node, scores.dtype(), [&](auto t) {
     using T = decltype(t);
-    const T* x = scores.data<T>();
-    T* y = log_p.data<T>();
-    for (int64_t n = 0; n < n_batch; ++n)
-      for (int64_t i = 0; i < inner; ++i) {
-        const T* xs = x + n * n_classes * inner + i;
-        T* ys = y + n * n_classes * inner + i;
-        T top = -std::numeric_limits<T>::infinity();
-        for (int64_t c = 0; c < n_classes; ++c) top = std::max(top, xs[c * inner]);
-        double sum = 0;
-        for (int64_t c = 0; c < n_classes; ++c) sum += std::exp(static_cast<double>(xs[c * inner] - top));
-        const double log_sum = std::log(sum);
-        for (int64_t c = 0; c < n_classes; ++c)
-          ys[c * inner] = static_cast<T>(static_cast<double>(xs[c * inner] - top) - log_sum);
-      }
-    return loss::negative_log_likelihood<T>(node, y, shape, labels, weights, scores.dtype());
+    nn::softmax_rows<true>(scores.data<T>(), log_p.data<T>(), n_batch, n_classes, inner);
+    return loss::negative_log_likelihood<T>(node, log_p.data<T>(), shape, labels, weights, scores.dtype());
   });
   std::vector<Tensor> outputs{loss};
   if (node.outputs.size() > 1) outputs.push_back(log_p);
