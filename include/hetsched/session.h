@@ -239,7 +239,8 @@ class Session {
   struct State;
   static std::shared_ptr<Backend> compile(std::shared_ptr<const Graph> graph, const SessionOptions& options,
                                           Platform platform);
-  std::shared_ptr<Backend> backend_for(const TensorMap& inputs) const;  // free dims; compiles new shapes
+  // Free dims: the backend compiled for these input shapes, compiled now if new.
+  std::shared_ptr<Backend> backend_for(const std::vector<Shape>& shapes) const;
   static std::shared_ptr<Backend> compile_staged(std::shared_ptr<Backend> backend, const SessionOptions& options,
                                                  Platform platform);  // shapes that depend on data
   static TensorMap run_on(const Backend& backend, const TensorMap& inputs, Trace* trace, RunTiming* timing);

@@ -11,9 +11,9 @@ bool all_shapes_static(const Graph& graph) {
 }
 
 StageCut cut_at_data_dependent_shapes(const Graph& graph) {
-  enum class Stage { kNone, kHead, kBarrier, kTail };
-  std::vector<Stage> made_by(graph.values.size(), Stage::kNone);  // kNone: a graph input or a constant
   StageCut cut;
+  Stage* const kGiven = nullptr;  // a graph input or a constant
+  std::vector<Stage*> made_by(graph.values.size(), kGiven);
   // Pass 1: each node, in order, to the head (its outputs static, its inputs
   // from the head or the graph), a barrier (its inputs so, an output not
   // static) or the tail (an input from a barrier or the tail).
@@ -21,12 +21,12 @@ StageCut cut_at_data_dependent_shapes(const Graph& graph) {
     const Node& node = graph.nodes[n];
     bool inputs_known = true;
     for (ValueId v : node.inputs)
-      if (v != kNoValue && (made_by[v] == Stage::kBarrier || made_by[v] == Stage::kTail)) inputs_known = false;
+      if (v != kNoValue && made_by[v] != kGiven && made_by[v] != &cut.head) inputs_known = false;
     bool outputs_static = true;
     for (ValueId v : node.outputs)
       if (v != kNoValue && !graph.values[v].shape_is_static()) outputs_static = false;
-    Stage stage = !inputs_known ? Stage::kTail : outputs_static ? Stage::kHead : Stage::kBarrier;
-    (stage == Stage::kHead ? cut.head : stage == Stage::kBarrier ? cut.barriers : cut.tail).push_back(n);
+    Stage* stage = !inputs_known ? &cut.tail : outputs_static ? &cut.head : &cut.barriers;
+    stage->nodes.push_back(n);
     for (ValueId v : node.outputs)
       if (v != kNoValue) made_by[v] = stage;
   }
@@ -34,24 +34,15 @@ StageCut cut_at_data_dependent_shapes(const Graph& graph) {
   auto add = [](std::vector<ValueId>& list, ValueId v) {
     if (std::find(list.begin(), list.end(), v) == list.end()) list.push_back(v);
   };
-  auto reads = [&](const std::vector<NodeId>& nodes, Stage self, std::vector<ValueId>* from_head,
-                   std::vector<ValueId>* all) {
-    for (NodeId n : nodes)
+  for (Stage* stage : {&cut.head, &cut.barriers, &cut.tail})
+    for (NodeId n : stage->nodes)
       for (ValueId v : graph.nodes[n].inputs) {
-        if (v == kNoValue || graph.values[v].is_constant() || made_by[v] == self) continue;
-        if (made_by[v] == Stage::kHead && from_head) add(*from_head, v);
-        if (all) add(*all, v);
+        if (v == kNoValue || graph.values[v].is_constant() || made_by[v] == stage) continue;
+        add(stage->inputs, v);
+        if (made_by[v] != kGiven) add(made_by[v]->outputs, v);
       }
-  };
-  for (NodeId n : cut.head)
-    for (ValueId v : graph.nodes[n].inputs)
-      if (v != kNoValue && !graph.values[v].is_constant() && made_by[v] == Stage::kNone) add(cut.head_inputs, v);
-  reads(cut.barriers, Stage::kBarrier, &cut.head_outputs, nullptr);
-  reads(cut.tail, Stage::kTail, &cut.head_outputs, &cut.tail_inputs);
-  for (ValueId v : graph.outputs) {
-    if (made_by[v] == Stage::kHead) add(cut.head_outputs, v);
-    if (made_by[v] == Stage::kTail) add(cut.tail_outputs, v);
-  }
+  for (ValueId v : graph.outputs)
+    if (made_by[v] != kGiven) add(made_by[v]->outputs, v);
   return cut;
 }
 

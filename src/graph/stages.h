@@ -23,12 +23,16 @@ namespace hetsched {
 // Whether every value that is not a constant has a static shape.
 bool all_shapes_static(const Graph& graph);
 
+// One stage: its nodes (in the graph's order), the values it reads from
+// the graph's inputs or earlier stages, and the values it makes that later
+// stages or the graph's outputs read.
+struct Stage {
+  std::vector<NodeId> nodes;
+  std::vector<ValueId> inputs, outputs;
+};
+
 struct StageCut {
-  std::vector<NodeId> head, barriers, tail;  // each in the graph's order
-  std::vector<ValueId> head_inputs;   // graph inputs the head reads
-  std::vector<ValueId> head_outputs;  // what the head makes that the rest or the graph's outputs read
-  std::vector<ValueId> tail_inputs;   // what the tail reads from the head, the barriers or the graph's inputs
-  std::vector<ValueId> tail_outputs;  // graph outputs the tail makes
+  Stage head, barriers, tail;
 };
 
 // The stages of a graph that is not all static: at least one barrier (the

@@ -115,12 +115,13 @@ struct Session::Backend {
   std::string flow;                // ExecutionSummary::flow
   std::vector<FlowOutcome> flows;  // ExecutionSummary::flows
   // Shapes that depend on data (graph/stages.h): the head compiled as a
-  // backend of its own (null when empty), the barriers run on the reference
-  // kernels, the tail a session of its own, compiled per its inputs' shapes
-  // (null when empty).
+  // backend of its own (null when empty), the barriers a graph the reference
+  // kernels run, the tail a session of its own, compiled per its inputs'
+  // shapes (null when empty).
   struct Staged {
     StageCut cut;
     std::shared_ptr<Backend> head;
+    Graph barriers;
     std::unique_ptr<Session> tail;
   };
   std::shared_ptr<Staged> staged;
@@ -365,12 +366,16 @@ std::shared_ptr<Session::Backend> Session::compile_staged(std::shared_ptr<Backen
         o.pins.push_back(pin.text());
     return o;
   };
-  if (!cut.head.empty()) {
-    auto head = std::make_shared<const Graph>(extract_graph(g, cut.head, cut.head_inputs, cut.head_outputs, g.name + "/head"));
+  auto part = [&](const Stage& stage, const char* name) {
+    return extract_graph(g, stage.nodes, stage.inputs, stage.outputs, g.name + "/" + name);
+  };
+  if (!cut.head.nodes.empty()) {
+    auto head = std::make_shared<const Graph>(part(cut.head, "head"));
     staged->head = compile(head, stage_options(*head), platform);
   }
-  if (!cut.tail.empty()) {
-    Graph tail = extract_graph(g, cut.tail, cut.tail_inputs, cut.tail_outputs, g.name + "/tail");
+  staged->barriers = part(cut.barriers, "barriers");
+  if (!cut.tail.nodes.empty()) {
+    Graph tail = part(cut.tail, "tail");
     SessionOptions tail_options = stage_options(tail);
     tail_options.progress = nullptr;  // compiles at run time, when the caller's progress may be gone
     staged->tail = std::make_unique<Session>(std::move(tail), tail_options);
@@ -420,9 +425,8 @@ ShapeSignature Session::shapes_of(const TensorMap& inputs) const {
   return shapes;
 }
 
-std::shared_ptr<Session::Backend> Session::backend_for(const TensorMap& inputs) const {
+std::shared_ptr<Session::Backend> Session::backend_for(const std::vector<Shape>& key) const {
   State& s = *state_;
-  ShapeSignature key = shapes_of(inputs);
   // Under s.mutex: the backend compiled for `key`, made the most recently used.
   auto find = [&]() -> std::shared_ptr<Backend> {
     for (auto it = s.shapes.begin(); it != s.shapes.end(); ++it) {
@@ -453,7 +457,7 @@ std::shared_ptr<Session::Backend> Session::backend_for(const TensorMap& inputs) 
   }
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::lock_guard<std::mutex> lock(s.mutex);
-  s.shapes.emplace_front(std::move(key), backend);
+  s.shapes.emplace_front(key, backend);
   ++s.stats.n_compiles;
   s.stats.compile_ms += ms;
   s.stats.last_compile_ms = ms;
@@ -494,23 +498,23 @@ ExecutionSummary Session::summary() const {
 void Session::describe_stages(const Backend& b, ExecutionSummary& summary) {
   const StageCut& cut = b.staged->cut;
   std::vector<std::string> barriers;
-  for (NodeId n : cut.barriers) {
+  for (NodeId n : cut.barriers.nodes) {
     barriers.push_back(b.graph->nodes[n].label());
     summary.fallbacks.push_back(b.graph->nodes[n].label() + ": the shape of its output depends on the data");
   }
   if (!b.staged->head) summary.device = b.platform.devices.empty() ? "" : b.platform.devices[0].name;
   summary.n_nodes = static_cast<int>(b.graph->nodes.size());
-  summary.n_fallbacks += static_cast<int>(cut.barriers.size());
+  summary.n_fallbacks += static_cast<int>(cut.barriers.nodes.size());
   std::string tail = "nothing after them";
   if (b.staged->tail) {
     ExecutionSummary t = b.staged->tail->summary();
     summary.n_fallbacks += t.shapes.n_compiles > 0 ? t.n_fallbacks : 0;
     tail = fmt::format("the other {} compiled for the shapes each run gives them ({} compiled so far)",
-                       cut.tail.size(), t.shapes.n_compiles);
+                       cut.tail.nodes.size(), t.shapes.n_compiles);
   }
   summary.note = fmt::format("shapes that depend on the data: {} nodes run as planned, then {} on reference kernels "
                              "({}), then {}",
-                             cut.head.size(), cut.barriers.size(), fmt::join(barriers, ", "), tail);
+                             cut.head.nodes.size(), cut.barriers.nodes.size(), fmt::join(barriers, ", "), tail);
 }
 
 std::vector<WorkerLoad> Session::loads() const {
@@ -565,12 +569,13 @@ void Session::check_inputs(const TensorMap& inputs) const {
 TensorMap Session::run(const TensorMap& inputs, Trace* trace, RunTiming* timing) const {
   check_inputs(inputs);
   if (!state_->stats.free_dims) return run_on(*state_->fixed, inputs, trace, timing);
-  std::shared_ptr<Backend> backend = backend_for(inputs);
+  ShapeSignature shapes = shapes_of(inputs);
+  std::shared_ptr<Backend> backend = backend_for(shapes);
   try {
     return run_on(*backend, inputs, trace, timing);
   } catch (const Error& e) {
     // Shapes a model cannot take may only show when a kernel meets them.
-    throw Error(e.code(), fmt::format("input shapes {}: {}", signature_text(*graph_, shapes_of(inputs)), e.what()));
+    throw Error(e.code(), fmt::format("input shapes {}: {}", signature_text(*graph_, shapes), e.what()));
   }
 }
 
@@ -594,31 +599,22 @@ TensorMap Session::run_on(const Backend& b, const TensorMap& inputs, Trace* trac
 
 TensorMap Session::run_staged(const Backend& b, const TensorMap& inputs, Trace* trace, RunTiming* timing) {
   const Graph& g = *b.graph;
-  const StageCut& cut = b.staged->cut;
-  std::vector<Tensor> at(g.values.size());  // by value id
-  for (ValueId id : g.inputs) at[id] = inputs.at(g.values[id].name);
-  auto value = [&](ValueId id) -> const Tensor& { return g.values[id].is_constant() ? *g.values[id].initializer : at[id]; };
-  auto feeds = [&](const std::vector<ValueId>& ids) {
+  const Backend::Staged& staged = *b.staged;
+  TensorMap values = inputs;  // by name: each stage's outputs added as it ends
+  auto feeds = [&](const Stage& stage) {
     TensorMap m;
-    for (ValueId id : ids) m[g.values[id].name] = value(id);
+    for (ValueId id : stage.inputs) m[g.values[id].name] = values.at(g.values[id].name);
     return m;
   };
-  auto keep = [&](const std::vector<ValueId>& ids, const TensorMap& outputs) {
-    for (ValueId id : ids) at[id] = outputs.at(g.values[id].name);
-  };
-  if (b.staged->head) keep(cut.head_outputs, run_on(*b.staged->head, feeds(cut.head_inputs), trace, timing));
-  std::vector<const Tensor*> args;
-  for (NodeId n : cut.barriers) {
-    const Node& node = g.nodes[n];
-    args.clear();
-    for (ValueId v : node.inputs) args.push_back(v == kNoValue ? nullptr : &value(v));
-    std::vector<Tensor> outputs = kernels::find_reference_kernel(node.op_type)->compute(node, args);
-    for (size_t i = 0; i < node.outputs.size() && i < outputs.size(); ++i)
-      if (node.outputs[i] != kNoValue) at[node.outputs[i]] = std::move(outputs[i]);
-  }
-  if (b.staged->tail) keep(cut.tail_outputs, b.staged->tail->run(feeds(cut.tail_inputs)));
+  auto keep = [&](TensorMap outputs) { values.merge(outputs); };
+  if (staged.head) keep(run_on(*staged.head, feeds(staged.cut.head), trace, timing));
+  keep(run_reference(staged.barriers, feeds(staged.cut.barriers)));
+  if (staged.tail) keep(staged.tail->run(feeds(staged.cut.tail)));
   TensorMap result;
-  for (ValueId id : g.outputs) result[g.values[id].name] = value(id);
+  for (ValueId id : g.outputs) {
+    const Value& v = g.values[id];
+    result[v.name] = v.is_constant() ? *v.initializer : values.at(v.name);
+  }
   return result;
 }
 
