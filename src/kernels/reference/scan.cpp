@@ -9,7 +9,6 @@
 // reverse order where scan_output_directions is 1.
 // Refused: Scan before opset 9 (a batch dim and sequence_lens).
 #include <algorithm>
-#include <cstring>
 
 #include "kernels/reference/control_flow.h"
 
@@ -32,18 +31,13 @@ void check_scan(const Node& node, const Graph&) {
 
 // Slice t of x along `axis`, that dim removed.
 Tensor slice(const Tensor& x, int64_t axis, int64_t t) {
+  std::vector<int64_t> strides = strides_of(x.shape());
+  const int64_t base = t * strides[static_cast<size_t>(axis)];
+  strides.erase(strides.begin() + axis);
   Shape shape = x.shape();
-  const int64_t length = shape[static_cast<size_t>(axis)];
   shape.erase(shape.begin() + axis);
   Tensor out(x.dtype(), shape);
-  int64_t outer = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
-  const size_t inner_bytes = outer == 0 || length == 0 ? 0 : x.nbytes() / static_cast<size_t>(outer * length);
-  const auto* src = static_cast<const std::byte*>(x.raw());
-  auto* dst = static_cast<std::byte*>(out.raw());
-  for (int64_t o = 0; o < outer; ++o)
-    std::memcpy(dst + static_cast<size_t>(o) * inner_bytes, src + static_cast<size_t>(o * length + t) * inner_bytes,
-                inner_bytes);
+  strided_copy(x.raw(), base, strides, shape, out.raw(), dtype_size(x.dtype()));
   return out;
 }
 
