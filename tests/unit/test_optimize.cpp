@@ -221,14 +221,6 @@ TEST(FoldPads, IntoAveragePoolAndConv) {
   }
 }
 
-}  // namespace
-}  // namespace hetsched
-
-namespace hetsched {
-namespace {
-
-using namespace hetsched::testing;
-
 // x -> Dropout(x, ratio 0.5, training_mode = Constant node false) -> Relu: how
 // PyTorch exports a Dropout (Swin's attention). It loads, is bypassed like an
 // inference Dropout, and a Constant true is still refused.
@@ -263,14 +255,6 @@ TEST(RemoveIdentities, DropoutWithAConstantFalseTrainingModeNode) {
   }
   std::filesystem::remove_all(dir);
 }
-
-}  // namespace
-}  // namespace hetsched
-
-namespace hetsched {
-namespace {
-
-using namespace hetsched::testing;
 
 // MaxViT's attention: q [2, 3, 4] and k [2, 5, 4] -> Einsum "b i d, b j d ->
 // b i j" (Q K^T) -> Einsum with v [2, 5, 4], "bij,bjd->bid" (A V). Both
