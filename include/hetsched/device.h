@@ -56,6 +56,14 @@ std::vector<DeviceSpec> parse_device_spec(const std::string& spec);
 // "cpu:1-15" on 16 cores. "" with fewer than two cores.
 std::string cpu_spec_beside_gpu(const std::vector<int>& usable_cores);
 
+// The devices `hetsched run MODEL` schedules over when given none: this
+// machine's usable cores in two halves ("cpu:0,cpu:1" on 2 cores,
+// "cpu:0-7,cpu:8-15" on 16), so that auto may run branches side by side and
+// the rest on their union, which it adds (choose.h); with CUDA GPUs, every
+// core but the first (left to the threads driving the GPUs, as
+// cpu_spec_beside_gpu) as one device beside each GPU. "cpu" on one core.
+std::string machine_devices_spec();
+
 struct CacheInfo {
   int level = 0;            // 1, 2, 3
   long long size_bytes = 0;

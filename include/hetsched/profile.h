@@ -58,8 +58,10 @@ struct ProfileReport {
 // One line per device whose runs other processes disturbed: how many, how
 // much its threads waited, and whether its times were stored as taken under
 // load (then the next profile measures them again). Empty on a quiet
-// machine.
-std::vector<std::string> profile_load_warnings(const ProfileReport& report);
+// machine. `only_stored_under_load`: just the devices whose times were
+// stored as taken under load (what a session warns of: runs repeated until
+// quiet left nothing to doubt).
+std::vector<std::string> profile_load_warnings(const ProfileReport& report, bool only_stored_under_load = false);
 
 // Marks the entries of `graph`'s launch units (those profile_model
 // measures: fusion units, single nodes, every scheduler's units, co-run

@@ -94,6 +94,13 @@ struct SessionOptions {
   // measurements. The first session of a model pays the profile (seconds);
   // the next ones find it in the database.
   bool profile_first = true;
+  // With scheduler "auto" measured as above: the choice is kept in the
+  // profile database, under the graph's structure, the devices (their
+  // signatures: CPU model, cores, library versions), the pins and the CUDA
+  // Graph mode; a later session with the same runs the kept plan at once
+  // (ExecutionSummary::choice says when it was measured), unless profiling
+  // first measured something anew. true: measure again (and keep that).
+  bool remeasure = false;
   // Called as the session's own work proceeds (profiling, measuring auto's
   // candidates): done, total, what.
   std::function<void(int, int, const std::string&)> progress;
@@ -246,7 +253,6 @@ class Session {
   static TensorMap run_on(const Backend& backend, const TensorMap& inputs, Trace* trace, RunTiming* timing);
   static TensorMap run_staged(const Backend& backend, const TensorMap& inputs, Trace* trace, RunTiming* timing);
   static void describe_stages(const Backend& backend, ExecutionSummary& summary);
-  std::vector<Shape> shapes_of(const TensorMap& inputs) const;  // in graph().inputs order
   std::shared_ptr<Backend> latest() const;  // null before a free-dim session's first run
   std::shared_ptr<const Graph> graph_;
   std::unique_ptr<State> state_;
@@ -255,6 +261,12 @@ class Session {
 // Deterministic random inputs for every graph input (see
 // Session::random_inputs).
 TensorMap random_inputs(const Graph& graph, uint64_t seed = 0);
+
+// The checks Session::run makes on its inputs, on the graph alone (before
+// a session is made): every input given, none extra, dtypes and static
+// dims as the graph's, free dims named alike given alike. ErrorCode::kInvalidInput
+// naming the input.
+void check_inputs(const Graph& graph, const TensorMap& inputs);
 
 // Runs `graph` once with the reference kernels, sequentially, on the calling
 // thread (inputs are not checked; see Session::run).

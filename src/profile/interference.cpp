@@ -1,5 +1,6 @@
 #include "profile/interference.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -28,7 +29,7 @@ double waited_share(double before_ns, double wall_us, int cores) {
   if (before_ns < 0 || wall_us <= 0 || cores < 1) return 0;
   double now_ns = process_wait_ns();
   if (now_ns < 0) return 0;
-  return (now_ns - before_ns) / 1e3 / (wall_us * cores);
+  return std::max(0.0, (now_ns - before_ns) / 1e3 - kWakeUpWaitUs) / (wall_us * cores);
 }
 
 }  // namespace hetsched

@@ -59,6 +59,18 @@ CREATE TABLE links(
   PRIMARY KEY(from_signature, to_signature));
 )sql";
 
+// Choices kept for later sessions (ProfileDB::choice). Added to a database of
+// any age when opened, like the load columns: a build without it still
+// reads and writes the other tables.
+constexpr const char* kChoicesTable = R"sql(
+CREATE TABLE IF NOT EXISTS choices(
+  key TEXT PRIMARY KEY,
+  plan TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  measured_ms REAL NOT NULL,
+  measured_at TEXT NOT NULL);
+)sql";
+
 const char* const kTables[] = {"meta", "launches", "peaks", "links"};
 
 // The file is not a usable profile database: the constructor moves it aside.
@@ -215,7 +227,8 @@ void check_existing_content(sqlite3* db, const std::string& path) {
 
 // A database written before entries kept their load gets the columns, with
 // the defaults of a quiet, current entry (additive: a build without them
-// still reads and writes the table).
+// still reads and writes the table), and one written before choices were
+// kept the table for them.
 void add_load_columns(sqlite3* db, const std::string& path) {
   in_write_transaction(db, path, [&] {
     std::set<std::string> columns;
@@ -225,6 +238,7 @@ void add_load_columns(sqlite3* db, const std::string& path) {
     }
     if (!columns.count("waited")) exec(db, "ALTER TABLE launches ADD COLUMN waited REAL NOT NULL DEFAULT 0", path);
     if (!columns.count("stale")) exec(db, "ALTER TABLE launches ADD COLUMN stale INTEGER NOT NULL DEFAULT 0", path);
+    exec(db, kChoicesTable, path);
   });
 }
 
@@ -510,6 +524,29 @@ void ProfileDB::put_peaks(const std::string& device_signature, const DevicePeaks
           .bind(3, peaks.bandwidth_gbps)
           .bind(4, peaks.launch_overhead_us)
           .bind(5, utc_now("%Y-%m-%dT%H:%M:%SZ"));
+      insert.step();
+    });
+  });
+}
+
+std::optional<StoredChoice> ProfileDB::choice(const std::string& key) const {
+  return guarded(path_, [&]() -> std::optional<StoredChoice> {
+    Statement q(db_, "SELECT plan, reason, measured_ms, measured_at FROM choices WHERE key = ?1", path_);
+    q.bind(1, key);
+    if (!q.step()) return std::nullopt;
+    return StoredChoice{q.text(0), q.text(1), q.real(2), q.text(3)};
+  });
+}
+
+void ProfileDB::put_choice(const std::string& key, const StoredChoice& choice) {
+  guarded(path_, [&] {
+    in_write_transaction(db_, path_, [&] {
+      Statement insert(db_,
+                       "INSERT OR REPLACE INTO choices(key, plan, reason, measured_ms, measured_at) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5)",
+                       path_);
+      insert.bind(1, key).bind(2, choice.plan).bind(3, choice.reason).bind(4, choice.measured_ms);
+      insert.bind(5, choice.measured_at.empty() ? utc_now("%Y-%m-%dT%H:%M:%SZ") : choice.measured_at);
       insert.step();
     });
   });

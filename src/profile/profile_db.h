@@ -52,6 +52,16 @@ struct LinkFit {  // latency + bytes / bandwidth, fitted from several sizes
   double bandwidth_gbps = 0;
 };
 
+// A plan chosen by measurement (choose.h), kept so that a later session of
+// the same graph on the same devices with the same options runs it without
+// measuring again.
+struct StoredChoice {
+  std::string plan;     // plan_to_json() of the winner
+  std::string reason;   // MeasuredChoice::reason when it was measured
+  double measured_ms = 0;   // the winner's median time then
+  std::string measured_at;  // UTC, "2026-11-28T18:04:11Z"; "" = now (put_choice)
+};
+
 class ProfileDB {
  public:
   static std::string default_path();
@@ -80,6 +90,10 @@ class ProfileDB {
 
   std::optional<DevicePeaks> peaks(const std::string& device_signature) const;
   void put_peaks(const std::string& device_signature, const DevicePeaks& peaks);
+  // Choices by key (the session's choice_key); absent: none kept.
+  std::optional<StoredChoice> choice(const std::string& key) const;
+  void put_choice(const std::string& key, const StoredChoice& choice);
+
   std::optional<LinkFit> link(const std::string& from_signature, const std::string& to_signature) const;
   void put_link(const std::string& from_signature, const std::string& to_signature, const LinkFit& fit);
 

@@ -33,10 +33,10 @@ int mark_profile_stale(const std::string& db_path, const Platform& platform, con
   return db.mark_stale(platform.devices[static_cast<size_t>(d)].signature, signatures);
 }
 
-std::vector<std::string> profile_load_warnings(const ProfileReport& report) {
+std::vector<std::string> profile_load_warnings(const ProfileReport& report, bool only_stored_under_load) {
   std::vector<std::string> lines;
   for (const ProfileReport::Device& d : report.devices) {
-    if (d.n_disturbed_runs == 0) continue;
+    if (d.n_disturbed_runs == 0 || (only_stored_under_load && !d.stored_under_load)) continue;
     std::string what = d.stored_under_load
                            ? fmt::format("its times were stored as taken under load (its threads waited {:.0f}% of "
                                          "the time for a core), and the next `hetsched profile` on a quiet machine "

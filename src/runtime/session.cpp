@@ -16,6 +16,7 @@
 #include "hetsched/scheduler.h"
 #include "hetsched/throughput.h"
 #include "plan/plan_builder.h"
+#include "profile/profile_db.h"
 #include "sched/auto.h"
 #include "runtime/executor.h"
 #include "runtime/request_pool.h"
@@ -34,6 +35,13 @@ namespace {
 constexpr const char* kZooPrefix = "zoo:";
 
 bool is_zoo(const std::string& model) { return model.rfind(kZooPrefix, 0) == 0; }
+
+// The inputs' shapes in graph.inputs order (every input given).
+ShapeSignature input_shapes(const Graph& graph, const TensorMap& inputs) {
+  ShapeSignature shapes;
+  for (ValueId id : graph.inputs) shapes.push_back(inputs.at(graph.values[id].name).shape());
+  return shapes;
+}
 
 // Prefixes an error with the model's name unless it already names it.
 [[noreturn]] void rethrow_with_source(const Error& e, const std::string& source) {
@@ -146,14 +154,20 @@ struct Session::State {
 
 namespace {
 
+// One real device and nothing to choose: sequential, or auto on one CPU
+// device (a GPU's streams are lanes auto may spread a graph over).
+bool one_device_to_run(const Platform& platform, const SessionOptions& options) {
+  if (platform.devices.size() != 1 || platform.has_emulated()) return false;
+  return options.scheduler == "sequential" ||
+         (options.scheduler == "auto" && platform.devices[0].kind == DeviceKind::kCpu);
+}
+
 // The plan a session runs: a plan file, the trivial one-device plan, or the
 // scheduler's (which needs the cost model).
 Plan session_plan(const Graph& graph, Platform& platform, const SessionOptions& options,
                   std::shared_ptr<const CostModel>& cost, std::vector<std::string>* warnings) {
   if (!options.plan.empty()) return read_plan_file(options.plan, graph);
-  if (platform.devices.size() == 1 && options.scheduler == "sequential" && !platform.has_emulated()) {
-    return one_device_plan(graph, platform, 0, "sequential", "the only device");
-  }
+  if (one_device_to_run(platform, options)) return one_device_plan(graph, platform, 0, options.scheduler, "the only device");
   auto scheduler = make_scheduler(options.scheduler);
   if (!cost) cost = open_cost_model(platform, options.profile_db, warnings);
   return scheduler->schedule(graph, platform, *cost, ScheduleOptions{});
@@ -166,40 +180,96 @@ std::shared_ptr<RequestPool> one_worker_pool(std::shared_ptr<Executor> executor,
       {device, std::move(executor), std::make_shared<const Platform>(platform)}});
 }
 
+// The key a choice by measurement is kept under in the profile database
+// (ProfileDB::choice): the graph's structure (not its weights), the devices
+// with their signatures (CPU model, cores, library versions) and the options
+// that change the candidates or how they run.
+std::string choice_key(const Graph& graph, const Platform& platform, const SessionOptions& options) {
+  return fmt::format("auto latency|graph {}|platform {}|pins {}|cuda graph {}", graph_fingerprint(graph),
+                     platform.signature(), fmt::join(options.pins, ","), static_cast<int>(options.cuda_graph));
+}
+
+// Whether profiling measured something now (the database lacked it or no
+// longer trusted it): the predictions a kept choice rested on have changed.
+bool measured_anything(const ModelProfile& profile) {
+  if (profile.report.n_links_measured > 0) return true;
+  for (const DeviceCalibration& c : profile.calibration)
+    if (!c.from_database) return true;
+  for (const ProfileReport::Device& d : profile.report.devices)
+    if (d.n_measured > 0 || d.n_corun_measured > 0) return true;
+  return false;
+}
+
 // `auto` on real devices, measured before it is trusted (choose.h): its
 // plan and two runners-up, made on the platform with one more device on all
 // the cores of its CPU core groups (serial stretches may run wide, branches
 // on the groups), against each device of that platform alone; first, what
-// the profile database lacks or no longer trusts is profiled. `platform`
-// becomes the winner's; returns the choice, whose executor the session
-// runs.
+// the profile database lacks or no longer trusts is profiled. The choice is
+// kept in the profile database: a later session of the same graph, devices
+// and options runs it without measuring again, unless profiling measured
+// something anew or `options.remeasure`. `platform` becomes the winner's;
+// returns the choice, whose executor the session runs.
 MeasuredChoice settle_auto_by_measurement(const Graph& graph, Platform& platform,
                                           const SessionOptions& options, std::vector<std::string>* warnings) {
   Platform wide = platform_with_cpu_union(platform);
+  bool profile_changed = false;
   if (options.profile_first) {
     ProfileOptions profile;
     profile.progress = options.progress;
     ModelProfile done = profile_model(graph, wide, options.profile_db, profile);
-    for (const std::string& line : profile_load_warnings(done.report)) warnings->push_back("profile: " + line);
+    for (const std::string& line : profile_load_warnings(done.report, true)) warnings->push_back("profile: " + line);
+    profile_changed = measured_anything(done);
   }
   std::shared_ptr<const CostModel> cost = open_cost_model(wide, options.profile_db, warnings);
   auto on = std::make_shared<const Platform>(wide);
+  ProfileDB db(options.profile_db.empty() ? ProfileDB::default_path() : options.profile_db);
+  std::string key = choice_key(graph, wide, options);
+  if (!options.remeasure && !profile_changed) {
+    if (std::optional<StoredChoice> kept = db.choice(key)) {
+      try {
+        MeasuredChoice choice;
+        choice.executor =
+            std::make_shared<Executor>(graph, plan_from_json(kept->plan, graph, "the profile database's choice"),
+                                       wide, cost, options.cuda_graph);
+        choice.reason = fmt::format("auto: {} (measured at {}, kept in the profile database; remeasure to measure "
+                                    "again)",
+                                    kept->reason, kept->measured_at);
+        platform = std::move(wide);
+        return choice;
+      } catch (const Error& e) {
+        // A plan this build no longer takes (the devices' ops changed, say):
+        // measured again below, and replaced.
+        warnings->push_back(fmt::format("the kept choice of auto was not usable, measured again: {}", e.what()));
+      }
+    }
+  }
   std::vector<PlanCandidate> candidates;
   std::vector<Plan> plans = auto_plans(graph, *on, *cost, ScheduleOptions{}, 3);
   for (size_t i = 0; i < plans.size(); ++i)
     candidates.push_back({i == 0 ? "auto's plan" : fmt::format("auto's runner-up {}", i),
                           std::make_shared<const Plan>(std::move(plans[i])), on, cost, false});
   for (const PlatformDevice& device : on->devices) {
-    if (!device.supports_all_unpinned(graph)) continue;
+    // Alone, a device runs every node: the pins must leave it all of them.
+    if (!device.pinned_elsewhere.empty() || !device.supports_all_unpinned(graph)) continue;
     std::string reason = fmt::format("auto: {} alone, measured against auto's plans (the session's choice says how)",
                                      device.name);
     auto alone =
         std::make_shared<const Plan>(one_device_plan(graph, *on, on->find_device(device.name), "auto", reason));
     candidates.push_back({device.name + " alone", alone, on, cost, true});
   }
+  if (std::none_of(candidates.begin(), candidates.end(), [](const PlanCandidate& c) { return c.one_device; })) {
+    MeasuredChoice choice;
+    choice.executor = std::make_shared<Executor>(graph, *candidates.front().plan, wide, cost, options.cuda_graph);
+    choice.reason = "auto: the pins place nodes on several devices, so no device alone runs the graph to measure "
+                    "its plan against: running auto's plan as predicted";
+    platform = std::move(wide);
+    return choice;
+  }
   ChoiceOptions choice_options;
   choice_options.cuda_graph = options.cuda_graph;
   MeasuredChoice choice = choose_by_measurement(graph, candidates, random_inputs(graph, 0), choice_options);
+  db.put_choice(key, {plan_to_json(*candidates[choice.chosen].plan, graph), choice.reason,
+                      choice.measured[choice.chosen].p50_ms, ""});
   choice.reason = "auto: " + choice.reason;
   platform = std::move(wide);
   return choice;
@@ -223,7 +293,7 @@ MeasuredFlowChoice settle_flow_by_measurement(const Graph& graph, Platform& plat
     profile.progress = options.progress;
     Platform wide = platform_with_cpu_union(platform);
     ModelProfile done = profile_model(graph, wide, options.profile_db, profile);
-    for (const std::string& line : profile_load_warnings(done.report)) warnings->push_back("profile: " + line);
+    for (const std::string& line : profile_load_warnings(done.report, true)) warnings->push_back("profile: " + line);
   }
   std::vector<RequestFlow> flows = flow_candidates(
       graph, platform, [&](Platform& p) { return open_cost_model(p, options.profile_db, warnings); });
@@ -320,9 +390,11 @@ std::shared_ptr<Session::Backend> Session::compile(std::shared_ptr<const Graph> 
     return backend;
   }
   bool measure_auto = options.scheduler == "auto" && options.plan.empty() && options.verify_auto &&
-                      !b.platform.has_emulated();
+                      !b.platform.has_emulated() && !one_device_to_run(b.platform, options);
   if (measure_auto) {
-    if (std::string warning = openmp_waits_warning(b.platform); !warning.empty()) b.warnings.push_back(warning);
+    // The union of the CPU core groups is measured too.
+    if (std::string warning = openmp_waits_warning(platform_with_cpu_union(b.platform)); !warning.empty())
+      b.warnings.push_back(warning);
     MeasuredChoice choice = settle_auto_by_measurement(g, b.platform, options, &b.warnings);
     b.choice = choice.reason;
     b.pool = one_worker_pool(std::move(choice.executor), b.platform);
@@ -417,12 +489,6 @@ std::shared_ptr<Session::Backend> Session::latest() const {
   if (s.fixed) return s.fixed;
   std::lock_guard<std::mutex> lock(s.mutex);
   return s.shapes.empty() ? nullptr : s.shapes.front().second;
-}
-
-ShapeSignature Session::shapes_of(const TensorMap& inputs) const {
-  ShapeSignature shapes;
-  for (ValueId id : graph_->inputs) shapes.push_back(inputs.at(graph_->values[id].name).shape());
-  return shapes;
 }
 
 std::shared_ptr<Session::Backend> Session::backend_for(const std::vector<Shape>& key) const {
@@ -541,14 +607,14 @@ Session Session::load(const std::string& model, const LoadOptions& options, cons
   return Session(load_model(model, options), session_options);
 }
 
-void Session::check_inputs(const TensorMap& inputs) const {
+void check_inputs(const Graph& graph, const TensorMap& inputs) {
   for (const auto& [name, tensor] : inputs) {
-    ValueId id = graph_->find_value(name);
-    if (id == kNoValue || !graph_->is_graph_input(id))
+    ValueId id = graph.find_value(name);
+    if (id == kNoValue || !graph.is_graph_input(id))
       throw Error(ErrorCode::kInvalidInput, fmt::format("input '{}': the model has no such input", name));
   }
-  for (ValueId id : graph_->inputs) {
-    const Value& v = graph_->values[id];
+  for (ValueId id : graph.inputs) {
+    const Value& v = graph.values[id];
     auto it = inputs.find(v.name);
     if (it == inputs.end())
       throw Error(ErrorCode::kInvalidInput, fmt::format("input '{}': missing (expected {} {})", v.name,
@@ -563,13 +629,15 @@ void Session::check_inputs(const TensorMap& inputs) const {
                   fmt::format("input '{}': expected {} {}, got {}", v.name, dtype_name(v.dtype),
                               v.has_shape ? shape_to_string(v.shape) : "of any shape", t.description()));
   }
-  if (state_->stats.free_dims) check_input_dims(*graph_, shapes_of(inputs));
+  if (has_free_input_dims(graph)) check_input_dims(graph, input_shapes(graph, inputs));
 }
+
+void Session::check_inputs(const TensorMap& inputs) const { hetsched::check_inputs(*graph_, inputs); }
 
 TensorMap Session::run(const TensorMap& inputs, Trace* trace, RunTiming* timing) const {
   check_inputs(inputs);
   if (!state_->stats.free_dims) return run_on(*state_->fixed, inputs, trace, timing);
-  ShapeSignature shapes = shapes_of(inputs);
+  ShapeSignature shapes = input_shapes(*graph_, inputs);
   std::shared_ptr<Backend> backend = backend_for(shapes);
   try {
     return run_on(*backend, inputs, trace, timing);

@@ -14,7 +14,10 @@
 
 #include "graph_test_util.h"
 #include "plan_test_util.h"
+#include "hetsched/choose.h"
 #include "hetsched/device.h"
+#include "hetsched/platform.h"
+#include "hetsched/profile.h"
 #include "hetsched/cost_model.h"
 #include "hetsched/error.h"
 #include "hetsched/scheduler.h"
@@ -472,17 +475,69 @@ TEST(AutoSession, ChecksItsChoiceByMeasurementOnRealDevices) {
   std::filesystem::remove_all(dir);
 }
 
+// auto's measured choice is kept in the profile database: the next session
+// of the same graph on the same devices with the same options runs it
+// without measuring; `remeasure`, other pins or a profile measured anew (the
+// database lacked it, or a run that disagreed marked it stale) measure again.
+TEST(AutoSession, KeepsItsMeasuredChoiceForTheNextSession) {
+  auto cores = describe_machine().usable_cores;
+  if (cores.size() < 2) GTEST_SKIP() << "needs two cores";
+  auto dir = testing::temp_dir("auto_session_kept");
+  std::string first_core = fmt::format("cpu:{}", cores[0]);
+  SessionOptions options(fmt::format("{},cpu:{}", first_core, cores[1]));
+  options.scheduler = "auto";
+  options.profile_db = (dir / "p.db").string();
+  // Profiled only where the test says: on a loaded machine (ctest -j) a
+  // profile may be measured again at every session, and rightly so.
+  options.profile_first = false;
+  Graph g = testing::relu_chain(6, 1 << 14);
+  const std::string kept = "kept in the profile database";
+  auto choice_of = [&](const SessionOptions& o) { return Session(g, o).summary().choice; };
+
+  std::string measured = choice_of(options);
+  ASSERT_EQ(measured.rfind("auto: ", 0), 0u) << measured;
+  EXPECT_EQ(measured.find(kept), std::string::npos) << measured;
+  Session again(g, options);
+  std::string reused = again.summary().choice;
+  EXPECT_NE(reused.find(kept), std::string::npos) << reused;
+  EXPECT_NE(reused.find(measured.substr(6)), std::string::npos) << "not the same measurement: " << reused;
+  TensorMap inputs = again.random_inputs(3);
+  expect_same_outputs(again.run(inputs), run_reference(g, inputs), "the kept plan");
+
+  SessionOptions remeasure = options;
+  remeasure.remeasure = true;
+  EXPECT_EQ(choice_of(remeasure).find(kept), std::string::npos);
+  EXPECT_NE(choice_of(options).find(kept), std::string::npos) << "the new measurement is kept in turn";
+
+  SessionOptions pinned = options;
+  pinned.pins = {"relu0=" + first_core};
+  EXPECT_EQ(choice_of(pinned).find(kept), std::string::npos) << "other pins, another choice";
+  pinned.pins.push_back(fmt::format("relu5=cpu:{}", cores[1]));  // no device alone may run the graph
+  Session split(g, pinned);
+  EXPECT_NE(split.summary().choice.find("no device alone"), std::string::npos) << split.summary().choice;
+  expect_same_outputs(split.run(inputs), run_reference(g, inputs), "pinned apart");
+
+  SessionOptions profiled = options;
+  profiled.profile_first = true;
+  EXPECT_EQ(choice_of(profiled).find(kept), std::string::npos) << "profiled now, measured again";
+  EXPECT_NE(choice_of(options).find(kept), std::string::npos);
+  Platform wide = platform_with_cpu_union(make_platform(options.devices, ""));
+  EXPECT_GT(mark_profile_stale(options.profile_db, wide, first_core, g), 0);
+  EXPECT_EQ(choice_of(profiled).find(kept), std::string::npos) << "stale entries measured again, and the choice";
+  std::filesystem::remove_all(dir);
+}
+
 TEST(AutoSession, WarnsThatDefaultOpenmpWaitsSlowAMultiCoreDeviceItMeasures) {
   if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT"))
     GTEST_SKIP() << "libgomp was started with the waits this test's environment chose";
   auto cores = describe_machine().usable_cores;
   if (cores.size() < 2) GTEST_SKIP() << "needs two cores";
-  DeviceSpec two_cores;
-  two_cores.cores = {cores[0], cores[1]};
+  // Two one-core devices: auto measures their union, on both cores, too.
   auto dir = testing::temp_dir("auto_session_waits");
-  SessionOptions options(two_cores.name());
+  SessionOptions options(fmt::format("cpu:{},cpu:{}", cores[0], cores[1]));
   options.scheduler = "auto";
   options.profile_db = (dir / "p.db").string();
+  options.profile_first = false;  // the warning needs no profile
   std::vector<std::string> warnings = Session::load("zoo:squeezenet1_0", {}, options).summary().warnings;
   EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
     return w.find("libgomp waits as by default") != std::string::npos;

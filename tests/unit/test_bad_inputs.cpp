@@ -495,7 +495,7 @@ TEST(BadInputFlippedBytes, RunSucceedsOrRefusesWithOneLine) {
     size_t at = rng() % bytes.size();
     bytes[at] = static_cast<char>(bytes[at] ^ (1 << (rng() % 8)));
     write_text(dir / "flipped.onnx", bytes);
-    Outcome o = run_in(dir, "run flipped.onnx -n 1 --output-dir flipped_out");
+    Outcome o = run_in(dir, "run flipped.onnx --devices cpu -n 1 --output-dir flipped_out");
     SCOPED_TRACE(fmt::format("byte {} of {} flipped", at, bytes.size()));
     ASSERT_TRUE(o.exit_code == 0 || o.exit_code == 1) << "exit code " << o.exit_code << "\n" << o.err;
     if (o.exit_code == 0) {

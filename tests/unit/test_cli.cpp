@@ -10,6 +10,7 @@
 #include "cli_test_util.h"
 #include <nlohmann/json.hpp>
 
+#include "hetsched/device.h"
 #include "hetsched/tensor_io.h"
 #include "onnx_model_util.h"
 
@@ -37,6 +38,9 @@ class CliTest : public ::testing::Test {
     dir_ = temp_dir(std::string("cli_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     model_ = (dir_ / "model.onnx").string();
     write_model(relu_add_model(), model_);
+    // `run` without --devices profiles into the default database: the
+    // test's own, not the user's.
+    setenv("XDG_CACHE_HOME", (dir_ / "cache").c_str(), 1);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::filesystem::path dir_;
@@ -91,6 +95,45 @@ TEST_F(CliTest, RunWritesOutputsAndJson) {
   EXPECT_LE(j["p50_ms"].get<double>(), j["p99_ms"].get<double>());
 }
 
+// Without --devices, `run` schedules with auto over this machine's devices
+// and keeps its measured choice in the profile database: the second run
+// runs it without measuring. An input file that is wrong is refused before
+// anything is profiled.
+TEST_F(CliTest, RunWithoutDevicesUsesAutoOverTheMachineAndKeepsItsChoice) {
+  std::string devices = machine_devices_spec();
+  if (devices.find(',') == std::string::npos) GTEST_SKIP() << "one device on this machine: " << devices;
+  std::filesystem::path db = dir_ / "cache" / "hetsched" / "profile.db";
+  write_npy((dir_ / "bad.npy").string(), Tensor(DType::kFloat32, {3, 3}));
+  CliResult refused = run_cli("run " + model_ + " --input x=" + (dir_ / "bad.npy").string());
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_FALSE(std::filesystem::exists(db)) << "profiled before refusing the input";
+
+  CliResult first = run_cli("run " + model_ + " -n 2");
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_THAT(first.output, HasSubstr("devices: " + devices + ", this machine's"));
+  EXPECT_THAT(first.output, HasSubstr("\nauto: "));
+  EXPECT_THAT(first.output, HasSubstr("interleaved rounds"));
+  EXPECT_THAT(first.output, ::testing::Not(HasSubstr("kept in the profile database")));
+  EXPECT_TRUE(std::filesystem::exists(db));
+  CliResult second = run_cli("run " + model_ + " -n 2");
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  // A profile taken under load (ctest -j beside it) is measured again by the
+  // next run, and the choice with it: as it should, and the run says so.
+  bool under_load = first.output.find("taken under load") != std::string::npos ||
+                    second.output.find("taken under load") != std::string::npos;
+  if (!under_load) EXPECT_THAT(second.output, HasSubstr("kept in the profile database"));
+  CliResult again = run_cli("run " + model_ + " -n 2 --remeasure");
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_THAT(again.output, HasSubstr("interleaved rounds"));
+  EXPECT_THAT(again.output, ::testing::Not(HasSubstr("kept in the profile database")));
+
+  // Devices given: sequential on them, as before, nothing measured.
+  CliResult given = run_cli("run " + model_ + " --devices cpu -n 2");
+  ASSERT_EQ(given.exit_code, 0) << given.output;
+  EXPECT_THAT(given.output, ::testing::Not(HasSubstr("auto: ")));
+  EXPECT_THAT(given.output, ::testing::Not(HasSubstr("this machine's")));
+}
+
 TEST_F(CliTest, InputOfWrongShapeOrDtype) {
   write_npy((dir_ / "bad.npy").string(), Tensor(DType::kFloat32, {3, 3}));
   CliResult r = run_cli("run " + model_ + " --input x=" + (dir_ / "bad.npy").string());
@@ -111,7 +154,7 @@ TEST_F(CliTest, ExportZooModelLoadsBack) {
   CliResult r = run_cli("export zoo:resnet18 -o " + path.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   ASSERT_TRUE(std::filesystem::exists(path));
-  CliResult run = run_cli("run " + path.string() + " -n 0");
+  CliResult run = run_cli("run " + path.string() + " --devices cpu -n 0");
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("output output: float32 1x1000"));
 }

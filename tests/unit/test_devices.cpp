@@ -18,6 +18,7 @@
 
 #include "cli_test_util.h"
 #include "backends/cpu/cpu_device.h"
+#include "backends/cpu/device_spec.h"
 #include "hetsched/device.h"
 #include "hetsched/error.h"
 #include "hetsched/platform.h"
@@ -505,6 +506,24 @@ TEST(DeviceSpecTest, TheCpuBesideAGpuLeavesTheFirstCore) {
   EXPECT_EQ(cpu_spec_beside_gpu({0, 2, 5}), "cpu:2+5");  // gaps stay gaps
   EXPECT_EQ(cpu_spec_beside_gpu({4, 5}), "cpu:5");
   EXPECT_EQ(cpu_spec_beside_gpu({0}), "");
+}
+
+// What `hetsched run MODEL` schedules over when given no devices.
+TEST(DeviceSpecTest, TheMachinesDevicesAreTwoHalvesOfTheCoresOrEachGpuBesideTheRest) {
+  auto spec = [](std::vector<int> cores, int n_gpus) { return machine_devices_spec(SpecMachine{cores, n_gpus, ""}); };
+  EXPECT_EQ(spec({0, 1}, 0), "cpu:0,cpu:1");
+  EXPECT_EQ(spec({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, 0), "cpu:0-7,cpu:8-15");
+  EXPECT_EQ(spec({0, 1, 2}, 0), "cpu:0-1,cpu:2");
+  EXPECT_EQ(spec({0, 2, 4, 6}, 0), "cpu:0+2,cpu:4+6");
+  EXPECT_EQ(spec({3}, 0), "cpu");
+  EXPECT_EQ(spec({0, 1, 2, 3}, 1), "cpu:1-3,cuda:0");
+  EXPECT_EQ(spec({0, 1, 2, 3}, 2), "cpu:1-3,cuda:0,cuda:1");
+  EXPECT_EQ(spec({0}, 1), "cuda:0");
+  // This machine's parses as a spec, and `devices` names it.
+  EXPECT_NO_THROW(parse_device_spec(machine_devices_spec()));
+  auto [code, out] = run_cli("devices 2>&1");
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_THAT(out, HasSubstr("`hetsched run MODEL` without --devices: " + machine_devices_spec()));
 }
 
 TEST(OpenmpWaits, AMultiCoreDeviceMeasuredWithDefaultWaitsIsWarnedAbout) {

@@ -73,7 +73,8 @@ nlohmann::json machine_json(const MachineInfo& m) {
           {"physical_cores", m.n_physical_cores}, {"numa_nodes", m.n_numa_nodes},
           {"cores", m.usable_cores},          {"caches", caches},
           {"gpus", m.gpus},                   {"gpu_note", m.gpu_note},
-          {"gpu_libraries", m.gpu_libraries}, {"openmp_waits", m.openmp_waits}, {"example_specs", examples}};
+          {"gpu_libraries", m.gpu_libraries}, {"openmp_waits", m.openmp_waits}, {"example_specs", examples},
+          {"run_default_devices", hetsched::machine_devices_spec()}};
 }
 
 void print_human(const MachineInfo& m) {
@@ -102,6 +103,7 @@ void print_human(const MachineInfo& m) {
   fmt::print("OpenMP waits: {}\n", m.openmp_waits);
   fmt::print("device specs (--devices) for this machine:\n");
   for (const auto& [spec, meaning] : example_specs(m)) fmt::print("  {:<14} {}\n", spec, meaning);
+  fmt::print("`hetsched run MODEL` without --devices: {}, scheduled by auto\n", hetsched::machine_devices_spec());
 }
 
 }  // namespace

@@ -88,14 +88,26 @@ struct RunCommand {
   bool verbose = false;
   std::string mode = "latency";
   int concurrency = 0;
+  bool remeasure = false;
+  CLI::App* cmd = nullptr;
   CLI::Option* iterations_option = nullptr;
 
   void add_to(CLI::App& app) {
-    auto* cmd =
-        app.add_subcommand("run", "run a model and report its latency, or its throughput with --mode throughput");
+    cmd = app.add_subcommand("run", "run a model and report its latency, or its throughput with --mode throughput");
     model.add_to(cmd);
+    cmd->get_option("--devices")
+        ->description("where to run: cpu, cpu:0-1, ... (see `hetsched devices`); default: this machine's devices, "
+                      "scheduled by auto")
+        ->default_str("");
     model.add_reference_flag(cmd);
     model.add_plan_options(cmd);
+    cmd->get_option("--scheduler")
+        ->description("how to spread the graph over the devices (see `hetsched schedulers`); default: auto without "
+                      "--devices, else sequential")
+        ->default_str("");
+    cmd->add_flag("--remeasure", remeasure,
+                  "with auto: measure its plans again instead of running the choice the profile database keeps "
+                  "for this model, devices and options");
     model.add_cuda_graph_option(cmd);
     cmd->add_option("--trace", trace_path, "write the last timed run's timeline as a Chrome trace (Perfetto)");
     cmd->add_flag("-v,--verbose", verbose, "list the nodes that run on reference kernels");
@@ -139,14 +151,20 @@ struct RunCommand {
     } else if (concurrency > 0) {
       throw Error(ErrorCode::kUsage, "--concurrency: only with --mode throughput");
     }
-    cli::ProgressBar bar;  // auto profiles what the database lacks first
-    session_options.progress = [&bar](int done, int total, const std::string& what) { bar.update(done, total, what); };
-    Session session = Session::load(model.model, model.load_options(), session_options);
-    bar.clear();
-    double load_ms = ms_since(load_start);
-    const Graph& g = session.graph();
+    // The default: auto over this machine's devices (docs/schedulers.md);
+    // its choice is kept in the profile database for the next run.
+    bool machine_default = !cmd->count("--devices") && !cmd->count("--platform") && !cmd->count("--scheduler") &&
+                           model.plan.empty() && !model.reference && !throughput;
+    if (machine_default) {
+      session_options.devices = machine_devices_spec();
+      session_options.scheduler = "auto";
+    }
+    session_options.remeasure = remeasure;
+    Graph graph = load_model(model.model, model.load_options());
 
-    TensorMap feeds = session.random_inputs(seed);
+    // Input files are read and checked before the session is made: a bad
+    // one is refused before any profiling or measuring.
+    TensorMap feeds = random_inputs(graph, seed);
     for (const auto& spec : inputs) {
       auto eq = spec.find('=');
       if (eq == std::string::npos || eq == 0)
@@ -163,11 +181,18 @@ struct RunCommand {
       }
       // A wrong shape or dtype is the file's fault: name it, before anything runs.
       try {
-        session.check_inputs(feeds);
+        check_inputs(graph, feeds);
       } catch (const Error& e) {
         throw Error(e.code(), fmt::format("--input {}: {}: {}", name, file, e.what()));
       }
     }
+
+    cli::ProgressBar bar;  // auto profiles what the database lacks first
+    session_options.progress = [&bar](int done, int total, const std::string& what) { bar.update(done, total, what); };
+    Session session(std::move(graph), session_options);
+    bar.clear();
+    double load_ms = ms_since(load_start);
+    const Graph& g = session.graph();
 
     // Free dims: the session compiles at the first run, for its shapes; what
     // it runs is known after it.
@@ -177,6 +202,9 @@ struct RunCommand {
     else
       fmt::print("model: {} ({} nodes, {:.2f} GFLOPs), loaded in {:.1f} ms\n", model.model, g.nodes.size(),
                  g.total_flops() / 1e9, load_ms);
+    if (machine_default)
+      fmt::print("devices: {}, this machine's (--devices to choose others), scheduled by auto\n",
+                 session_options.devices);
     if (!free_dims) print_summary(session.summary(), verbose);
     auto first_start = Clock::now();
     TensorMap outputs = session.run(feeds);

@@ -28,6 +28,7 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "backends/cpu/cpu_device.h"
 #include "backends/cpu/device_spec.h"
@@ -327,6 +328,26 @@ std::string cpu_spec_beside_gpu(const std::vector<int>& usable_cores) {
   rest.cores.assign(usable_cores.begin() + 1, usable_cores.end());
   return rest.name();
 }
+
+std::string machine_devices_spec(const SpecMachine& machine) {
+  const std::vector<int>& cores = machine.usable_cores;
+  std::vector<std::string> devices;
+  if (machine.n_gpus > 0) {
+    if (std::string cpu = cpu_spec_beside_gpu(cores); !cpu.empty()) devices.push_back(cpu);
+    for (int gpu = 0; gpu < machine.n_gpus; ++gpu) devices.push_back("cuda:" + std::to_string(gpu));
+  } else if (cores.size() < 2) {
+    devices.push_back("cpu");
+  } else {
+    auto middle = cores.begin() + static_cast<std::ptrdiff_t>((cores.size() + 1) / 2);
+    DeviceSpec first, second;
+    first.cores.assign(cores.begin(), middle);
+    second.cores.assign(middle, cores.end());
+    devices = {first.name(), second.name()};
+  }
+  return fmt::format("{}", fmt::join(devices, ","));
+}
+
+std::string machine_devices_spec() { return machine_devices_spec(this_machine_for_specs(true)); }
 
 SpecMachine this_machine_for_specs(bool with_gpus) {
   SpecMachine machine;

@@ -23,6 +23,9 @@ struct SpecMachine {
 // probe runs only when `with_gpus` (a spec naming no cuda device needs none).
 SpecMachine this_machine_for_specs(bool with_gpus);
 
+// machine_devices_spec() for `machine`.
+std::string machine_devices_spec(const SpecMachine& machine);
+
 // parse_device_spec() against `machine`: the same grammar and errors.
 std::vector<DeviceSpec> parse_device_spec(const std::string& spec, const SpecMachine& machine);
 
