@@ -231,7 +231,7 @@ class PySession {
   PySession(const std::string& model, const py::object& devices, const std::string& scheduler,
             const py::object& platform, const py::object& plan, const py::object& db, const py::object& shapes,
             const py::object& params, bool reference, const py::object& pins, const py::object& cuda_graph,
-            const std::string& mode, int concurrency, int max_shapes)
+            const std::string& mode, int concurrency, int max_shapes, bool remeasure)
       : model_(model) {
     if (!platform.is_none()) options_.platform = platform.cast<std::string>();
     // Like the CLI: a platform file alone means its devices only.
@@ -247,6 +247,7 @@ class PySession {
     options_.mode = mode == "throughput" ? RunMode::kThroughput : RunMode::kLatency;
     options_.concurrency = concurrency;
     options_.max_shapes = max_shapes;
+    options_.remeasure = remeasure;
     if (!cuda_graph.is_none()) {
       std::string mode = py::str(cuda_graph).cast<std::string>();
       if (mode != "on" && mode != "off")
@@ -408,6 +409,17 @@ class PySession {
     return out;
   }
 
+  // The graph compare() and profile() work on: with free dims, the one
+  // compiled for the most recently run input shapes, as the session runs it.
+  const Graph& graph_with_shapes(const char* what) const {
+    ShapeSpecializations shapes = session_->summary().shapes;
+    if (shapes.free_dims && shapes.kept.empty())
+      throw Error(ErrorCode::kUsage, fmt::format("{}: the model has free dims and has not run yet: run it once at "
+                                                 "the input shapes to {}, or load it with shapes=",
+                                                 what, what));
+    return session_->plan_graph();
+  }
+
   py::dict compare(const py::object& schedulers, bool measure, int rounds, int warmups, uint64_t seed,
                    const py::object& progress) const {
     if (options_.reference)
@@ -425,7 +437,7 @@ class PySession {
       py::gil_scoped_release release;
       platform = make_platform(options_.devices, options_.platform);
       auto cost = open_cost_model(platform, options_.profile_db, nullptr);
-      c = compare_schedulers(session_->graph(), platform, cost, options_.profile_db, options);
+      c = compare_schedulers(graph_with_shapes("compare"), platform, cost, options_.profile_db, options);
     }
     // The keys of `hetsched compare --json`.
     auto add_times = [](py::dict& row, double predicted_ms, const Measurement& m) {
@@ -481,7 +493,7 @@ class PySession {
     {
       py::gil_scoped_release release;
       Platform platform = make_platform(options_.devices, options_.platform);
-      result = profile_model(session_->graph(), platform, options_.profile_db, std::move(options));
+      result = profile_model(graph_with_shapes("profile"), platform, options_.profile_db, std::move(options));
     }
     py::list calibration;
     for (const DeviceCalibration& c : result.calibration) {
@@ -674,12 +686,12 @@ PYBIND11_MODULE(_hetsched, m) {
                         "Failures raise hetsched.Error with the engine's message.")
       .def(py::init<const std::string&, const py::object&, const std::string&, const py::object&, const py::object&,
                     const py::object&, const py::object&, const py::object&, bool, const py::object&,
-                    const py::object&, const std::string&, int, int>(),
+                    const py::object&, const std::string&, int, int, bool>(),
            py::arg("model"), py::arg("devices") = py::none(), py::arg("scheduler") = "sequential",
            py::arg("platform") = py::none(), py::arg("plan") = py::none(), py::arg("db") = py::none(),
            py::arg("shapes") = py::none(), py::arg("params") = py::none(), py::arg("reference") = false,
            py::arg("pins") = py::none(), py::arg("cuda_graph") = py::none(), py::arg("mode") = "latency",
-           py::arg("concurrency") = 0, py::arg("max_shapes") = 8,
+           py::arg("concurrency") = 0, py::arg("max_shapes") = 8, py::arg("remeasure") = false,
            "Loads `model` and plans it.\n\n"
            "model: an .onnx file or 'zoo:NAME' (see zoo_models()).\n"
            "devices: a device spec such as 'cpu', 'cpu:0-1', 'cpu:0,cpu:1', 'cpu:0,emu:npu'. Default: 'cpu', or "
@@ -702,7 +714,9 @@ PYBIND11_MODULE(_hetsched, m) {
            "say what was chosen.\n"
            "concurrency: with mode='throughput', the requests callers keep in flight (0: one per worker).\n"
            "max_shapes: with free dims, the sets of input shapes kept compiled; a new one past it drops the "
-           "least recently run.")
+           "least recently run.\n"
+           "remeasure: with scheduler='auto' on real devices, measure its candidates again instead of running "
+           "the choice the profile database keeps for this graph, devices and options.")
       .def("run", &PySession::run, py::arg("inputs"),
            "Runs the model once on a dict name -> numpy array and returns a dict name -> numpy array.\n\n"
            "Every graph input must be given with the graph's dtype and shape (free dims match any size, the "

@@ -97,5 +97,27 @@ class FreeDimsAgainstPyTorch(unittest.TestCase):
                    {"x": {0: "batch", 2: "height", 3: "width"}, "y": {0: "batch"}})
 
 
+@unittest.skipIf(torch is None, "needs python3-torch")
+class FreeDimsProfileAndCompare(unittest.TestCase):
+    def test_they_take_the_shapes_last_run(self):
+        path = os.path.join(TMP, "cnn_profile.onnx")
+        torch.manual_seed(0)
+        export(SmallCnn().eval(), torch.rand(2, 3, 16, 12), path, {"x": {0: "batch", 2: "height", 3: "width"}})
+        db = os.path.join(TMP, "profile.db")
+        session = hetsched.Session(path, devices="cpu:0", db=db)
+        with self.assertRaisesRegex(hetsched.Error, "free dims and has not run yet"):
+            session.profile(repeats=2, warmups=1)
+        session.run({"x": np.random.rand(3, 3, 10, 10).astype(np.float32)})
+        # max_wait=1: whatever the load, nothing is left to measure again.
+        profiled = session.profile(repeats=2, warmups=1, max_wait=1)
+        self.assertGreater(profiled["units_measured"], 0)
+        fixed = hetsched.Session(path, devices="cpu:0", db=db, shapes={"x": (3, 3, 10, 10)})
+        again = fixed.profile(repeats=2, warmups=1, max_wait=1)
+        self.assertEqual(again["units_measured"], 0, "the same shapes' entries, found in the database")
+        compared = session.compare(schedulers=["heft"])
+        self.assertEqual(compared["best_sequential_device"], "cpu:0")
+        self.assertGreater(compared["best_sequential_ms"], 0)
+
+
 if __name__ == "__main__":
     unittest.main()
