@@ -49,8 +49,12 @@ class Lowering {
   // reorder step when no buffer has it yet. Constants are reordered now.
   BufferId input(size_t i, const std::optional<dnnl::memory::desc>& desc = std::nullopt);
   BufferId value_in(ValueId value, const std::optional<dnnl::memory::desc>& desc = std::nullopt);
-  // A constant made by the lowering itself (e.g. a combined bias).
-  BufferId new_constant(Tensor tensor, const std::optional<dnnl::memory::desc>& desc = std::nullopt);
+  // A constant made by the lowering itself (e.g. a combined bias), in
+  // layout `desc` (nullopt: plain). `source`: how `tensor`'s bytes are laid
+  // out when not plain in its own shape (e.g. an N x K matrix read as K x N
+  // through strides); the buffer then has `source`'s dims.
+  BufferId new_constant(Tensor tensor, const std::optional<dnnl::memory::desc>& desc = std::nullopt,
+                        const std::optional<dnnl::memory::desc>& source = std::nullopt);
   // A new buffer for value `value` (an output of this node or of a node it
   // absorbs) in layout `desc`.
   BufferId output(ValueId value, const std::optional<dnnl::memory::desc>& desc = std::nullopt);

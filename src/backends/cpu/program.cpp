@@ -113,22 +113,28 @@ BufferId Lowering::input(size_t i, const std::optional<dnnl::memory::desc>& desc
   return value_in(node().inputs.at(i), desc);
 }
 
-BufferId Lowering::new_constant(Tensor tensor, const std::optional<dnnl::memory::desc>& desc) {
+BufferId Lowering::new_constant(Tensor tensor, const std::optional<dnnl::memory::desc>& desc,
+                                const std::optional<dnnl::memory::desc>& source) {
   auto& buffers = program_.buffers_;
   Buffer b;
   b.dtype = tensor.dtype();
-  b.shape = tensor.shape();
+  if (source) {
+    dnnl::memory::dims dims = source->dims();
+    b.shape.assign(dims.begin(), dims.end());
+  } else {
+    b.shape = tensor.shape();
+  }
   b.kind = BufferKind::kConstant;
   b.layout = normalize(b.dtype, b.shape, desc);
-  if (b.is_plain()) {
+  if (b.is_plain() && !source) {
     b.size = tensor.nbytes();
     b.constant = std::move(tensor);
   } else {
     // Reorder now, once: weights live in the primitive's preferred layout.
-    b.size = b.layout->get_size();
-    b.constant = Tensor(DType::kUInt8, {static_cast<int64_t>(b.size)});
-    dnnl::memory src(plain_desc(tensor.dtype(), tensor.shape()), engine(), tensor.raw());
-    dnnl::memory dst(*b.layout, engine(), b.constant.raw());
+    b.size = b.is_plain() ? tensor.nbytes() : b.layout->get_size();
+    b.constant = b.is_plain() ? Tensor(b.dtype, b.shape) : Tensor(DType::kUInt8, {static_cast<int64_t>(b.size)});
+    dnnl::memory src(source ? *source : plain_desc(tensor.dtype(), tensor.shape()), engine(), tensor.raw());
+    dnnl::memory dst(b.is_plain() ? plain_desc(b.dtype, b.shape) : *b.layout, engine(), b.constant.raw());
     dnnl::stream stream(engine());
     dnnl::reorder(src, dst).execute(stream, src, dst);
     stream.wait();
