@@ -97,6 +97,9 @@ class Tensor {
   std::vector<int64_t> to_int64_vector() const;
   std::vector<double> to_double_vector() const;
 
+  // How many tensors share this one's storage (this one included).
+  long storage_use_count() const { return storage_.use_count(); }
+
   // Same storage, new shape of the same element count.
   Tensor reshaped(Shape shape) const;
   Tensor clone() const;

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/cpu/program.h"
 #include "graph/specialize.h"
 #include "hetsched/session.h"
 #include "onnx_model_util.h"
@@ -153,6 +154,24 @@ TEST_F(FreeDims, OneSessionRunsEachShapeOnTheKernelsOfASessionMadeForIt) {
   EXPECT_EQ(s.shapes.n_evictions, 0);
   EXPECT_EQ(s.shapes.kept, (std::vector<std::string>{"x=2x3x10x12", "x=1x3x7x5"}));
   EXPECT_GT(s.shapes.compile_ms, 0);
+}
+
+// A CPU program reorders weights into its primitives' layouts; the compile
+// of a second shape shares the first's reorders (same weights, same
+// layouts) instead of making its own, and they go with the session.
+TEST_F(FreeDims, ASecondShapeSharesTheWeightsTheFirstReordered) {
+  std::string model = write_free_model(dir_);
+  size_t held_before = cpu::prepared_constants_held();
+  {
+    Session s = Session::load(model, {}, SessionOptions("cpu:0"));
+    s.run(image({2, 3, 10, 12}, 1));
+    size_t held = cpu::prepared_constants_held();
+    EXPECT_GT(held, held_before) << "nothing reordered: the test shows nothing";
+    TensorMap in = image({1, 3, 7, 5}, 2);
+    expect_near(s.run(in), run_reference(load_model(model), in));
+    EXPECT_EQ(cpu::prepared_constants_held(), held) << "the second shape reordered the weights again";
+  }
+  EXPECT_EQ(cpu::prepared_constants_held(), held_before) << "kept past the session";
 }
 
 TEST_F(FreeDims, TheLeastRecentlyRunShapesAreDroppedPastMaxShapes) {

@@ -84,8 +84,13 @@ struct ProgramStats {
   int n_fallbacks = 0;       // nodes run with reference kernels
   std::vector<std::string> fallbacks;  // "Gather 'g1': no oneDNN lowering"
   size_t arena_bytes = 0;    // peak intermediate memory
-  size_t constant_bytes = 0; // weights as reordered for the primitives
+  size_t constant_bytes = 0; // weights as reordered for the primitives (some shared: see below)
 };
+
+// Constants reordered into a primitive's layout are shared by the programs
+// that need the same source in the same layout (a free-dim session's
+// compiles), held while a graph holds their source: how many are held now.
+size_t prepared_constants_held();
 
 // The nodes a program computes, as launches in run order (each launch's
 // nodes in topological order). The whole graph when absent: every node,
