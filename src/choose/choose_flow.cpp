@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "choose/rounds.h"
 #include "hetsched/choose.h"
 #include "hetsched/error.h"
 #include "runtime/request_pool.h"
@@ -15,8 +16,6 @@ namespace hetsched {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double median(const std::vector<double>& v) { return percentile(v, 50); }
 
 // The flow's workers, each warmed up with `warmups` untimed runs and one
 // more timed: its expected time per request, which the pool's dispatch
@@ -43,16 +42,6 @@ void rewarm_all(RequestPool& pool, const TensorMap& inputs) {
   for (const RequestPool::Worker& w : pool.workers())
     threads.emplace_back([&w, &inputs] { rewarm(*w.executor, inputs); });
   for (std::thread& t : threads) t.join();
-}
-
-// The fastest flow by median rate among those with one worker (`one`) or
-// several; -1 when there is none.
-int fastest(const std::vector<RequestFlow>& flows, const std::vector<std::vector<double>>& rates, bool one) {
-  int best = -1;
-  for (size_t f = 0; f < flows.size(); ++f)
-    if (flows[f].one_device() == one && (best < 0 || median(rates[f]) > median(rates[static_cast<size_t>(best)])))
-      best = static_cast<int>(f);
-  return best;
 }
 
 }  // namespace
@@ -82,62 +71,48 @@ MeasuredFlowChoice choose_flow_by_measurement(const Graph& graph, const std::vec
     n_requests.push_back(
         std::max(options.min_requests * workers, static_cast<int>(std::ceil(per_ms * options.window_ms))));
   }
-  std::vector<std::vector<double>> rates(n);
+  // A round's time: per request served in a closed loop after rewarming
+  // every worker, so that ratios of times compare rates.
+  std::vector<bool> one_device;
+  for (const RequestFlow& flow : flows) one_device.push_back(flow.one_device());
   std::vector<std::vector<double>> latencies(n);
-  auto run_rounds = [&](int count) {
-    for (int r = 0; r < count; ++r) {
-      size_t round = rates[0].size();
-      for (size_t k = 0; k < n; ++k) {
-        size_t f = (k + round) % n;
+  Rounds rounds = measure_in_rounds(
+      one_device,
+      [&](size_t f) {
         RequestPool& pool = *pools[f];
         rewarm_all(pool, inputs[0]);
         int in_flight = options.in_flight > 0 ? options.in_flight : static_cast<int>(flows[f].workers.size());
         LoadResult load = run_closed_loop(n_requests[f], in_flight,
                                           [&](int i) { pool.run(inputs[static_cast<size_t>(i) % inputs.size()]); });
-        rates[f].push_back(load.per_s);
         latencies[f].insert(latencies[f].end(), load.latencies_ms.begin(), load.latencies_ms.end());
-      }
-    }
-  };
-  auto ratios = [&](int flow, int baseline) {
-    std::vector<double> r;
-    for (size_t i = 0; i < rates[0].size(); ++i)
-      r.push_back(rates[static_cast<size_t>(baseline)][i] / rates[static_cast<size_t>(flow)][i]);
-    return r;
-  };
-
-  run_rounds(options.rounds);
-  int baseline = fastest(flows, rates, true);
-  int best = fastest(flows, rates, false);
-  while (best >= 0 && static_cast<int>(rates[0].size()) < options.max_rounds &&
-         std::abs(median(ratios(best, baseline)) - (1 - options.min_gain)) < options.undecided) {
-    run_rounds(std::min(options.rounds, options.max_rounds - static_cast<int>(rates[0].size())));
-    baseline = fastest(flows, rates, true);
-    best = fastest(flows, rates, false);
-  }
+        return 1000 / load.per_s;
+      },
+      options.rounds, options.max_rounds, options.min_gain, options.undecided);
 
   MeasuredFlowChoice choice;
-  choice.rounds = static_cast<int>(rates[0].size());
+  choice.rounds = rounds.n_rounds();
   for (size_t f = 0; f < n; ++f) {
-    choice.per_s.push_back(median(rates[f]));
+    std::vector<double> rates;
+    for (double ms : rounds.times[f]) rates.push_back(1000 / ms);
+    choice.per_s.push_back(median(rates));
     choice.p50_ms.push_back(median(latencies[f]));
   }
-  const RequestFlow& base = flows[static_cast<size_t>(baseline)];
-  choice.chosen = static_cast<size_t>(baseline);
+  const RequestFlow& base = flows[static_cast<size_t>(rounds.baseline)];
+  choice.chosen = static_cast<size_t>(rounds.baseline);
   double base_rate = choice.per_s[choice.chosen];
-  if (best < 0) {
+  if (rounds.best < 0) {
     choice.reason = fmt::format("{} measured fastest ({:.1f} requests/s, {} interleaved rounds)", base.name,
                                 base_rate, choice.rounds);
   } else {
-    std::vector<double> r = ratios(best, baseline);
+    std::vector<double> r = rounds.ratios();
     int wins = static_cast<int>(std::count_if(r.begin(), r.end(), [](double x) { return x < 1; }));
     choice.ratio = median(r);
-    const RequestFlow& flow = flows[static_cast<size_t>(best)];
+    const RequestFlow& flow = flows[static_cast<size_t>(rounds.best)];
     bool keep = plan_beats_baseline(r, options.min_gain);
-    if (keep) choice.chosen = static_cast<size_t>(best);
+    if (keep) choice.chosen = static_cast<size_t>(rounds.best);
     choice.reason = fmt::format(
         "{} measured {:.1f} requests/s, {} {:.1f} ({} interleaved rounds; {:.2f}x, faster in {} of {}): {}", flow.name,
-        choice.per_s[static_cast<size_t>(best)], base.name, base_rate, choice.rounds, 1 / choice.ratio, wins,
+        choice.per_s[static_cast<size_t>(rounds.best)], base.name, base_rate, choice.rounds, 1 / choice.ratio, wins,
         choice.rounds,
         keep ? fmt::format("keeping {}", flow.name)
              : fmt::format("running {} (a flow must serve {:.0f}% more, in two rounds of three)", base.name,

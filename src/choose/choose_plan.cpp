@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "choose/rounds.h"
 #include "hetsched/error.h"
 #include "runtime/executor.h"
 
@@ -15,22 +16,6 @@ namespace hetsched {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-// The fastest candidate by median among those with one_device == `one`;
-// -1 when there is none.
-int fastest(const std::vector<PlanCandidate>& candidates, const std::vector<std::vector<double>>& times, bool one) {
-  int best = -1;
-  for (size_t c = 0; c < candidates.size(); ++c)
-    if (candidates[c].one_device == one && (best < 0 || median(times[c]) < median(times[static_cast<size_t>(best)])))
-      best = static_cast<int>(c);
-  return best;
-}
 
 }  // namespace
 
@@ -51,17 +36,16 @@ MeasuredChoice choose_by_measurement(const Graph& graph, const std::vector<PlanC
     throw Error(ErrorCode::kUsage, "choosing a plan: no candidate runs on one device alone");
 
   std::vector<std::shared_ptr<Executor>> executors;
+  std::vector<bool> one_device;
   for (const PlanCandidate& c : candidates) {
     executors.push_back(std::make_shared<Executor>(graph, *c.plan, *c.platform, c.cost, options.cuda_graph));
     for (int w = 0; w < options.warmups; ++w) executors.back()->run(inputs);
+    one_device.push_back(c.one_device);
   }
-  size_t n = candidates.size();
-  std::vector<std::vector<double>> times(n);
-  auto run_rounds = [&](int count) {
-    for (int r = 0; r < count; ++r) {
-      size_t round = times[0].size();
-      for (size_t k = 0; k < n; ++k) {
-        size_t c = (k + round) % n;  // rotated: each candidate follows each other one in turn
+  // A round's time: the median of a burst of runs back to back, rewarmed first.
+  Rounds rounds = measure_in_rounds(
+      one_device,
+      [&](size_t c) {
         rewarm(*executors[c], inputs);
         std::vector<double> burst;
         for (int b = 0; b < options.burst; ++b) {
@@ -69,53 +53,36 @@ MeasuredChoice choose_by_measurement(const Graph& graph, const std::vector<PlanC
           executors[c]->run(inputs);
           burst.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
         }
-        times[c].push_back(median(burst));
-      }
-    }
-  };
+        return median(burst);
+      },
+      options.rounds, options.max_rounds, options.min_gain, options.undecided);
 
   MeasuredChoice choice;
-  run_rounds(options.rounds);
-  int baseline = fastest(candidates, times, true);
-  int plan = fastest(candidates, times, false);
-  auto ratios = [&] {
-    std::vector<double> r;
-    for (size_t i = 0; i < times[0].size(); ++i)
-      r.push_back(times[static_cast<size_t>(plan)][i] / times[static_cast<size_t>(baseline)][i]);
-    return r;
-  };
-  while (plan >= 0 && static_cast<int>(times[0].size()) < options.max_rounds &&
-         std::abs(median(ratios()) - (1 - options.min_gain)) < options.undecided) {
-    run_rounds(std::min(options.rounds, options.max_rounds - static_cast<int>(times[0].size())));
-    baseline = fastest(candidates, times, true);
-    plan = fastest(candidates, times, false);
-  }
-
-  choice.rounds = static_cast<int>(times[0].size());
-  for (size_t c = 0; c < n; ++c) {
+  choice.rounds = rounds.n_rounds();
+  for (const std::vector<double>& times : rounds.times) {
     Measurement m;
-    m.p50_ms = median(times[c]);
-    m.min_ms = *std::min_element(times[c].begin(), times[c].end());
-    m.max_ms = *std::max_element(times[c].begin(), times[c].end());
+    m.p50_ms = median(times);
+    m.min_ms = *std::min_element(times.begin(), times.end());
+    m.max_ms = *std::max_element(times.begin(), times.end());
     choice.measured.push_back(m);
   }
-  const PlanCandidate& base = candidates[static_cast<size_t>(baseline)];
-  choice.chosen = static_cast<size_t>(baseline);
+  const PlanCandidate& base = candidates[static_cast<size_t>(rounds.baseline)];
+  choice.chosen = static_cast<size_t>(rounds.baseline);
   choice.executor = executors[choice.chosen];
-  if (plan < 0) {
+  if (rounds.best < 0) {
     choice.reason = fmt::format("{} measured fastest ({:.3f} ms, {} interleaved rounds)", base.name,
                                 choice.measured[choice.chosen].p50_ms, choice.rounds);
     return choice;
   }
-  std::vector<double> r = ratios();
+  std::vector<double> r = rounds.ratios();
   int wins = static_cast<int>(std::count_if(r.begin(), r.end(), [](double x) { return x < 1; }));
   choice.ratio = median(r);
-  const PlanCandidate& best = candidates[static_cast<size_t>(plan)];
-  double plan_ms = choice.measured[static_cast<size_t>(plan)].p50_ms;
+  const PlanCandidate& best = candidates[static_cast<size_t>(rounds.best)];
+  double plan_ms = choice.measured[static_cast<size_t>(rounds.best)].p50_ms;
   double base_ms = choice.measured[choice.chosen].p50_ms;
   bool keep_plan = plan_beats_baseline(r, options.min_gain);
   if (keep_plan) {
-    choice.chosen = static_cast<size_t>(plan);
+    choice.chosen = static_cast<size_t>(rounds.best);
     choice.executor = executors[choice.chosen];
   }
   choice.reason = fmt::format(
