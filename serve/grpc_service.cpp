@@ -104,8 +104,8 @@ class Service final : public inference::GRPCInferenceService::Service {
       ModelState& m = registry_.find(req->model_name(), req->model_version());
       bool raw = req->raw_input_contents_size() > 0;
       if (raw && req->raw_input_contents_size() != req->inputs_size())
-        throw RequestError(400, fmt::format("model '{}': raw_input_contents has {} entries for {} inputs",
-                                            m.model.name, req->raw_input_contents_size(), req->inputs_size()));
+        throw registry_.bad_request(m, 400, fmt::format("raw_input_contents has {} entries for {} inputs",
+                                                        req->raw_input_contents_size(), req->inputs_size()));
       json header = {{"inputs", json::array()}, {"parameters", {{"binary_data_output", true}}}};
       if (!req->id().empty()) header["id"] = req->id();
       std::string tail;
@@ -114,8 +114,8 @@ class Service final : public inference::GRPCInferenceService::Service {
         json tensor = {{"name", in.name()}, {"datatype", in.datatype()}, {"shape", to_array(in.shape())}};
         if (raw) {
           if (in.has_contents())
-            throw RequestError(400, fmt::format("model '{}': input '{}': contents given beside raw_input_contents",
-                                                m.model.name, in.name()));
+            throw registry_.bad_request(
+                m, 400, fmt::format("input '{}': contents given beside raw_input_contents", in.name()));
           tensor["parameters"] = {{"binary_data_size", req->raw_input_contents(i).size()}};
           tail += req->raw_input_contents(i);
         } else {

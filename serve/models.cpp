@@ -49,6 +49,11 @@ ModelState& ModelRegistry::find(const std::string& name, const std::string& vers
   return *it->second;
 }
 
+RequestError ModelRegistry::bad_request(ModelState& m, int status, const std::string& what) {
+  ++m.bad_request;
+  return RequestError(status, fmt::format("model '{}': {}", m.model.name, what));
+}
+
 InferResponse ModelRegistry::infer(ModelState& m, const nlohmann::json& header, std::string_view tail) {
   auto start = std::chrono::steady_clock::now();
   ++m.pending;
@@ -64,8 +69,7 @@ InferResponse ModelRegistry::infer(ModelState& m, const nlohmann::json& header, 
   try {
     request = decode_infer_request(header, tail, m.model.session->graph());
   } catch (const RequestError& e) {
-    ++m.bad_request;
-    throw RequestError(e.status(), fmt::format("model '{}': {}", m.model.name, e.what()));
+    throw bad_request(m, e.status(), e.what());
   }
   try {
     RunTiming timing;

@@ -60,6 +60,11 @@ class ModelRegistry {
   // that failed (500; a wrong input the session refused is 400).
   InferResponse infer(ModelState& model, const nlohmann::json& header, std::string_view tail);
 
+  // A request a protocol front end refuses before infer() can decode it (a
+  // malformed header or binary extension): counted as a bad request of the
+  // model, returned to throw with the model named.
+  RequestError bad_request(ModelState& model, int status, const std::string& what);
+
   // Ready until draining: a stopping server answers "not ready" while it
   // still serves, so that load balancers stop sending it requests.
   bool ready() const { return !draining_; }

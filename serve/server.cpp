@@ -71,20 +71,18 @@ struct Server::Impl {
         } catch (const std::exception&) {
           used = 0;
         }
-        if (used == 0 || used != text.size() || n > body.size()) {
-          ++m.bad_request;
-          throw RequestError(400, fmt::format("model '{}': Inference-Header-Content-Length '{}': expected a byte "
-                                              "count of at most the body's {} bytes",
-                                              m.model.name, text, body.size()));
-        }
+        if (used == 0 || used != text.size() || n > body.size())
+          throw registry.bad_request(m, 400,
+                                     fmt::format("Inference-Header-Content-Length '{}': expected a byte count of at "
+                                                 "most the body's {} bytes",
+                                                 text, body.size()));
         header_length = static_cast<size_t>(n);
       }
       json header;
       try {
         header = parse_header(std::string_view(body.data(), header_length));
       } catch (const RequestError& e) {
-        ++m.bad_request;
-        throw RequestError(e.status(), fmt::format("model '{}': {}", m.model.name, e.what()));
+        throw registry.bad_request(m, e.status(), e.what());
       }
       InferResponse response = registry.infer(m, header, std::string_view(body).substr(header_length));
       if (response.tail.empty()) {

@@ -268,7 +268,7 @@ class GrpcTest(unittest.TestCase):
         sys.path.insert(0, ARGS.python)
         import hetsched
         cls.reference = hetsched.Session("zoo:bert", params=PARAMS, reference=True)
-        cls.proc, _, cls.lines = start_server([])
+        cls.proc, cls.base, cls.lines = start_server([])
         cls.channel = grpc.insecure_channel(cls.proc.grpc_target)
         cls.stub = pb_grpc.GRPCInferenceServiceStub(cls.channel)
 
@@ -323,6 +323,12 @@ class GrpcTest(unittest.TestCase):
         mixed.inputs[0].contents.int64_contents.extend([0] * PARAMS["seq"])
         wrong_type = self.request(ids, raw=False)
         wrong_type.inputs[0].datatype = "FP32"
+        def bad_requests():  # as /metrics counts them
+            text = call(self.base, "/metrics")[2].decode()
+            return int(re.search(r'hetsched_inference_requests_total\{model="bert",outcome="bad_request"\} (\d+)',
+                                 text).group(1))
+
+        before = bad_requests()
         for req, words in [(short, "binary_data_size 56 bytes, expected 64"), (mixed, "contents given beside"),
                            (wrong_type, "datatype FP32, expected INT64")]:
             with self.assertRaises(self.grpc.RpcError) as e:
@@ -330,6 +336,7 @@ class GrpcTest(unittest.TestCase):
             self.assertEqual(e.exception.code(), self.grpc.StatusCode.INVALID_ARGUMENT)
             self.assertIn(words, e.exception.details())
             self.check(self.stub.ModelInfer(self.request(ids)), ids)
+        self.assertEqual(bad_requests(), before + 3, "every refused request is counted")
 
 
 class ShutdownTest(unittest.TestCase):
