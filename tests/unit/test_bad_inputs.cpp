@@ -143,6 +143,12 @@ void make_bad_files(const fs::path& dir) {
   // Models.
   std::string good = serialized(relu_add_model());
   write_text(dir / "good.onnx", good);
+  {  // its batch dim free, named
+    onnx::ModelProto free = relu_add_model();
+    auto* dim = free.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0);
+    dim->set_dim_param("batch");
+    write_text(dir / "free.onnx", serialized(free));
+  }
   write_text(dir / "empty.onnx", "");
   fs::create_directories(dir / "folder.onnx");
   const std::pair<const char*, size_t> cuts[] = {{"1_byte", 1},
@@ -389,6 +395,12 @@ const BadInput kBadInputs[] = {
      {"--devices 'emu:nope'", "platform.json"}, "is not a device of", {}},
     {"devices_emulated_without_platform", "run good.onnx --devices emu:acc", 2, {"--devices 'emu:acc'"},
      "needs --platform FILE", {}},
+
+    // Commands that plan need fixed shapes (`run` compiles each at its first run).
+    {"free_dims_plan", "plan free.onnx " EMU "--scheduler heft -o out.json", 2, {"free.onnx", "x: [batch, 3]"},
+     "give them with --shape NAME=DIMS", {"out.json"}},
+    {"free_dims_compare", "compare free.onnx --devices cpu:0 --report out", 2, {"free.onnx", "x: [batch, 3]"},
+     "`hetsched compare` works on fixed shapes", {"out"}},
 
     // Scheduler names.
     {"scheduler_unknown_run", "run good.onnx --scheduler fastest --output-dir out", 2, {"'fastest'"},

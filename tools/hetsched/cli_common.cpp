@@ -1,5 +1,6 @@
 #include "cli_common.h"
 
+#include "graph/specialize.h"
 #include "report/text_table.h"
 
 #include <unistd.h>
@@ -9,6 +10,27 @@
 #include <cstdio>
 
 namespace hetsched::cli {
+
+Graph load_static_model(const ModelOptions& options, const std::string& command) {
+  Graph graph = load_model(options.model, options.load_options());
+  if (!has_free_input_dims(graph)) return graph;
+  std::vector<std::string> free;
+  for (ValueId id : graph.inputs) {
+    const Value& v = graph.values[id];
+    std::vector<std::string> dims;
+    bool any = !v.has_shape;
+    for (size_t d = 0; d < v.shape.size(); ++d) {
+      bool named = d < v.dim_params.size() && !v.dim_params[d].empty();
+      any = any || v.shape[d] < 0;
+      dims.push_back(v.shape[d] >= 0 ? std::to_string(v.shape[d]) : named ? v.dim_params[d] : "?");
+    }
+    if (any) free.push_back(fmt::format("{}: [{}]", v.name, v.has_shape ? fmt::format("{}", fmt::join(dims, ", ")) : "?"));
+  }
+  throw Error(ErrorCode::kUsage,
+              fmt::format("{}: free input dims ({}): `hetsched {}` works on fixed shapes; give them with --shape "
+                          "NAME=DIMS (`hetsched run` compiles each shape at its first run)",
+                          options.model, fmt::join(free, ", "), command));
+}
 
 Platform make_cli_platform(const ModelOptions& options, const Graph& graph) {
   SessionOptions o = options.session_options();

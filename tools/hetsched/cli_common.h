@@ -123,6 +123,11 @@ struct ModelOptions {
 // The platform for --devices / --platform: with --platform and --devices
 // left at its default, the file's devices alone (see session_options());
 // --pin applied for `graph`.
+// The model loaded for a command that plans or profiles it (`command`):
+// shapes must be static there, so free input dims are a usage error that
+// names them and says to fix them with --shape.
+Graph load_static_model(const ModelOptions& options, const std::string& command);
+
 Platform make_cli_platform(const ModelOptions& options, const Graph& graph);
 
 // Opens the profile database (--db, or the default) and returns the combined

@@ -203,13 +203,13 @@ struct CompareCommand {
 
   void execute() {
     if (mode == "throughput") {
-      Graph graph = load_model(model.model, model.load_options());
+      Graph graph = cli::load_static_model(model, "compare");
       Platform platform = cli::make_cli_platform(model, graph);
       execute_throughput(graph, platform);
       return;
     }
     for (const std::string& name : schedulers) make_scheduler(name);  // a typo fails before --report's folder is made
-    Graph graph = load_model(model.model, model.load_options());
+    Graph graph = cli::load_static_model(model, "compare");
     Platform platform = cli::make_cli_platform(model, graph);
     std::shared_ptr<const CostModel> cost = cli::make_cli_cost_model(platform, model.db);
     options.schedulers = schedulers;

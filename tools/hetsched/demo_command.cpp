@@ -30,22 +30,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// The devices the demo spreads the model over when none are given: the
-// usable cores in two core groups of equal size (the union of all cores as
-// one device is always among the baselines compare measures), or the one
-// core there is. With a CUDA GPU: GPU 0 and every core but the first, which
-// the GPU's host threads keep (docs/cuda.md).
-std::string detected_devices(const MachineInfo& machine) {
-  const std::vector<int>& cores = machine.usable_cores;
-  if (!machine.gpus.empty()) return cores.size() < 2 ? "cuda:0" : cpu_spec_beside_gpu(cores) + ",cuda:0";
-  if (cores.size() < 2) return "cpu";
-  size_t half = cores.size() / 2;
-  DeviceSpec first, second;
-  first.cores.assign(cores.begin(), cores.begin() + static_cast<long>(half));
-  second.cores.assign(cores.begin() + static_cast<long>(half), cores.end());
-  return first.name() + "," + second.name();
-}
-
 struct DemoCommand {
   cli::ModelOptions model;
   CompareOptions compare;
@@ -55,7 +39,9 @@ struct DemoCommand {
 
   void add_to(CLI::App* cmd) {
     cmd->add_option("model", model.model, "an .onnx file or zoo:NAME")->capture_default_str();
-    cmd->add_option("--devices", model.devices, "where to run (default: this machine's cores in two groups; with a GPU, cuda:0 and every core but the first)");
+    cmd->add_option("--devices", model.devices,
+                    "where to run (default: this machine's cores in two halves; with GPUs, each GPU and every core "
+                    "but the first; as `hetsched devices` says)");
     cmd->add_option("--platform", model.platform, "a platform file of devices to emulate (platforms/)");
     cmd->add_option("--shape", model.shapes, "fix a free input dim: NAME=1x3x224x224 (repeatable)");
     cmd->add_option("--param", model.params, "zoo model parameter KEY=VALUE, e.g. layers=2 (repeatable)");
@@ -242,8 +228,10 @@ struct DemoCommand {
   int execute() {
     auto start = Clock::now();
     MachineInfo machine = describe_machine();
-    if (model.devices.empty()) model.devices = model.platform.empty() ? detected_devices(machine) : "";
-    Graph graph = load_model(model.model, model.load_options());
+    // The devices `run` schedules over by default; compare measures the
+    // union of their cores as one device among its baselines.
+    if (model.devices.empty()) model.devices = model.platform.empty() ? machine_devices_spec() : "";
+    Graph graph = cli::load_static_model(model, "demo");
     fmt::print("hetsched demo: {} ({} nodes, {:.2f} GFLOPs)\n", model.model, graph.nodes.size(),
                graph.total_flops() / 1e9);
 

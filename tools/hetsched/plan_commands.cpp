@@ -70,7 +70,7 @@ struct PlanCommand {
     options.seed = seed;
     options.params = parse_scheduler_params(params);
     std::unique_ptr<Scheduler> algorithm = make_scheduler(scheduler);
-    Graph graph = load_model(model.model, model.load_options());
+    Graph graph = cli::load_static_model(model, "plan");
     Platform platform = cli::make_cli_platform(model, graph);
     std::shared_ptr<const CostModel> cost = cli::make_cli_cost_model(platform, db);
 

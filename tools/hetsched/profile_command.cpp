@@ -30,7 +30,7 @@ struct ProfileCommand {
 
   void execute() {
     auto start = Clock::now();
-    Graph graph = load_model(model.model, model.load_options());
+    Graph graph = cli::load_static_model(model, "profile");
     Platform platform = cli::make_cli_platform(model, graph);
 
     // Printed before the units are timed, which takes minutes.

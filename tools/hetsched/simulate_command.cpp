@@ -77,7 +77,7 @@ void write_json(const SimulateOptions& o, const Plan& plan, const SimResult& res
 void execute(const SimulateOptions& o, bool scheduler_given) {
   if (scheduler_given && !o.model.plan.empty())
     throw Error(ErrorCode::kUsage, "simulate: give either --scheduler NAME or --plan FILE, not both");
-  Graph graph = load_model(o.model.model, o.model.load_options());
+  Graph graph = cli::load_static_model(o.model, "simulate");
   Platform platform = cli::make_cli_platform(o.model, graph);
   std::shared_ptr<const CostModel> cost = cli::make_cli_cost_model(platform, o.model.db);
 
