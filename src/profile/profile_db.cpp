@@ -67,7 +67,6 @@ CREATE TABLE IF NOT EXISTS choices(
   key TEXT PRIMARY KEY,
   plan TEXT NOT NULL,
   reason TEXT NOT NULL,
-  measured_ms REAL NOT NULL,
   measured_at TEXT NOT NULL);
 )sql";
 
@@ -531,10 +530,10 @@ void ProfileDB::put_peaks(const std::string& device_signature, const DevicePeaks
 
 std::optional<StoredChoice> ProfileDB::choice(const std::string& key) const {
   return guarded(path_, [&]() -> std::optional<StoredChoice> {
-    Statement q(db_, "SELECT plan, reason, measured_ms, measured_at FROM choices WHERE key = ?1", path_);
+    Statement q(db_, "SELECT plan, reason, measured_at FROM choices WHERE key = ?1", path_);
     q.bind(1, key);
     if (!q.step()) return std::nullopt;
-    return StoredChoice{q.text(0), q.text(1), q.real(2), q.text(3)};
+    return StoredChoice{q.text(0), q.text(1), q.text(2)};
   });
 }
 
@@ -542,11 +541,10 @@ void ProfileDB::put_choice(const std::string& key, const StoredChoice& choice) {
   guarded(path_, [&] {
     in_write_transaction(db_, path_, [&] {
       Statement insert(db_,
-                       "INSERT OR REPLACE INTO choices(key, plan, reason, measured_ms, measured_at) "
-                       "VALUES (?1, ?2, ?3, ?4, ?5)",
+                       "INSERT OR REPLACE INTO choices(key, plan, reason, measured_at) VALUES (?1, ?2, ?3, ?4)",
                        path_);
-      insert.bind(1, key).bind(2, choice.plan).bind(3, choice.reason).bind(4, choice.measured_ms);
-      insert.bind(5, choice.measured_at.empty() ? utc_now("%Y-%m-%dT%H:%M:%SZ") : choice.measured_at);
+      insert.bind(1, key).bind(2, choice.plan).bind(3, choice.reason);
+      insert.bind(4, choice.measured_at.empty() ? utc_now("%Y-%m-%dT%H:%M:%SZ") : choice.measured_at);
       insert.step();
     });
   });

@@ -57,8 +57,7 @@ struct LinkFit {  // latency + bytes / bandwidth, fitted from several sizes
 // measuring again.
 struct StoredChoice {
   std::string plan;     // plan_to_json() of the winner
-  std::string reason;   // MeasuredChoice::reason when it was measured
-  double measured_ms = 0;   // the winner's median time then
+  std::string reason;       // MeasuredChoice::reason when it was measured
   std::string measured_at;  // UTC, "2026-11-28T18:04:11Z"; "" = now (put_choice)
 };
 

@@ -167,7 +167,8 @@ bool one_device_to_run(const Platform& platform, const SessionOptions& options) 
 Plan session_plan(const Graph& graph, Platform& platform, const SessionOptions& options,
                   std::shared_ptr<const CostModel>& cost, std::vector<std::string>* warnings) {
   if (!options.plan.empty()) return read_plan_file(options.plan, graph);
-  if (one_device_to_run(platform, options)) return one_device_plan(graph, platform, 0, options.scheduler, "the only device");
+  if (one_device_to_run(platform, options))
+    return one_device_plan(graph, platform, 0, options.scheduler, "the only device");
   auto scheduler = make_scheduler(options.scheduler);
   if (!cost) cost = open_cost_model(platform, options.profile_db, warnings);
   return scheduler->schedule(graph, platform, *cost, ScheduleOptions{});
@@ -260,16 +261,15 @@ MeasuredChoice settle_auto_by_measurement(const Graph& graph, Platform& platform
   if (std::none_of(candidates.begin(), candidates.end(), [](const PlanCandidate& c) { return c.one_device; })) {
     MeasuredChoice choice;
     choice.executor = std::make_shared<Executor>(graph, *candidates.front().plan, wide, cost, options.cuda_graph);
-    choice.reason = "auto: the pins place nodes on several devices, so no device alone runs the graph to measure "
-                    "its plan against: running auto's plan as predicted";
+    choice.reason = "auto: no device alone runs the whole graph (pins place nodes on several devices, or a device "
+                    "lacks an op) to measure its plan against: running auto's plan as predicted";
     platform = std::move(wide);
     return choice;
   }
   ChoiceOptions choice_options;
   choice_options.cuda_graph = options.cuda_graph;
   MeasuredChoice choice = choose_by_measurement(graph, candidates, random_inputs(graph, 0), choice_options);
-  db.put_choice(key, {plan_to_json(*candidates[choice.chosen].plan, graph), choice.reason,
-                      choice.measured[choice.chosen].p50_ms, ""});
+  db.put_choice(key, {plan_to_json(*candidates[choice.chosen].plan, graph), choice.reason, ""});
   choice.reason = "auto: " + choice.reason;
   platform = std::move(wide);
   return choice;
