@@ -4,13 +4,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hetsched/throughput.h"
+
 namespace hetsched {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+double median(const std::vector<double>& values) { return percentile(values, 50); }
 
 std::vector<double> Rounds::ratios() const {
   std::vector<double> r;

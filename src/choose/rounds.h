@@ -28,6 +28,7 @@ struct Rounds {
 Rounds measure_in_rounds(const std::vector<bool>& one_device, const std::function<double(size_t)>& measure,
                          int rounds, int max_rounds, double min_gain, double undecided);
 
-double median(std::vector<double> values);
+// percentile(values, 50) (throughput.h).
+double median(const std::vector<double>& values);
 
 }  // namespace hetsched

@@ -15,6 +15,7 @@
 
 #include "backends/cpu/cpu_device.h"
 #include "hetsched/device.h"
+#include "hetsched/throughput.h"
 
 namespace hetsched {
 
@@ -24,12 +25,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-double median(std::vector<double> samples) {
-  std::sort(samples.begin(), samples.end());
-  size_t n = samples.size();
-  return n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
 }
 
 // Runs `fn` `warmups` times, then times it until `max_runs` runs or
@@ -44,7 +39,7 @@ double median_seconds(Fn&& fn, int warmups, int max_runs, double budget_s) {
     fn();
     times.push_back(seconds_since(t0));
   }
-  return median(times);
+  return percentile(times, 50);
 }
 
 // Large enough that a copy streams mostly from DRAM, small enough that

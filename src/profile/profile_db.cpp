@@ -60,8 +60,8 @@ CREATE TABLE links(
 )sql";
 
 // Choices kept for later sessions (ProfileDB::choice). Added to a database of
-// any age when opened, like the load columns: a build without it still
-// reads and writes the other tables.
+// any age when opened, like the load columns (add_later_columns_and_tables):
+// a build without it still reads and writes the other tables.
 constexpr const char* kChoicesTable = R"sql(
 CREATE TABLE IF NOT EXISTS choices(
   key TEXT PRIMARY KEY,
@@ -228,7 +228,7 @@ void check_existing_content(sqlite3* db, const std::string& path) {
 // the defaults of a quiet, current entry (additive: a build without them
 // still reads and writes the table), and one written before choices were
 // kept the table for them.
-void add_load_columns(sqlite3* db, const std::string& path) {
+void add_later_columns_and_tables(sqlite3* db, const std::string& path) {
   in_write_transaction(db, path, [&] {
     std::set<std::string> columns;
     {
@@ -288,7 +288,7 @@ sqlite3* open_checked(const std::string& path) {
     switch_to_wal(db, path);
     create_schema_if_empty(db, path);
     check_existing_content(db, path);
-    add_load_columns(db, path);
+    add_later_columns_and_tables(db, path);
   } catch (...) {
     sqlite3_close(db);
     throw;
@@ -537,14 +537,13 @@ std::optional<StoredChoice> ProfileDB::choice(const std::string& key) const {
   });
 }
 
-void ProfileDB::put_choice(const std::string& key, const StoredChoice& choice) {
+void ProfileDB::put_choice(const std::string& key, const std::string& plan, const std::string& reason) {
   guarded(path_, [&] {
     in_write_transaction(db_, path_, [&] {
       Statement insert(db_,
                        "INSERT OR REPLACE INTO choices(key, plan, reason, measured_at) VALUES (?1, ?2, ?3, ?4)",
                        path_);
-      insert.bind(1, key).bind(2, choice.plan).bind(3, choice.reason);
-      insert.bind(4, choice.measured_at.empty() ? utc_now("%Y-%m-%dT%H:%M:%SZ") : choice.measured_at);
+      insert.bind(1, key).bind(2, plan).bind(3, reason).bind(4, utc_now("%Y-%m-%dT%H:%M:%SZ"));
       insert.step();
     });
   });

@@ -56,9 +56,9 @@ struct LinkFit {  // latency + bytes / bandwidth, fitted from several sizes
 // the same graph on the same devices with the same options runs it without
 // measuring again.
 struct StoredChoice {
-  std::string plan;     // plan_to_json() of the winner
+  std::string plan;         // plan_to_json() of the winner
   std::string reason;       // MeasuredChoice::reason when it was measured
-  std::string measured_at;  // UTC, "2026-11-28T18:04:11Z"; "" = now (put_choice)
+  std::string measured_at;  // UTC, "2026-11-28T18:04:11Z"
 };
 
 class ProfileDB {
@@ -89,9 +89,10 @@ class ProfileDB {
 
   std::optional<DevicePeaks> peaks(const std::string& device_signature) const;
   void put_peaks(const std::string& device_signature, const DevicePeaks& peaks);
-  // Choices by key (the session's choice_key); absent: none kept.
+  // Choices by key (the session's choice_key); absent: none kept. A choice
+  // put is stamped as measured now.
   std::optional<StoredChoice> choice(const std::string& key) const;
-  void put_choice(const std::string& key, const StoredChoice& choice);
+  void put_choice(const std::string& key, const std::string& plan, const std::string& reason);
 
   std::optional<LinkFit> link(const std::string& from_signature, const std::string& to_signature) const;
   void put_link(const std::string& from_signature, const std::string& to_signature, const LinkFit& fit);

@@ -269,7 +269,7 @@ MeasuredChoice settle_auto_by_measurement(const Graph& graph, Platform& platform
   ChoiceOptions choice_options;
   choice_options.cuda_graph = options.cuda_graph;
   MeasuredChoice choice = choose_by_measurement(graph, candidates, random_inputs(graph, 0), choice_options);
-  db.put_choice(key, {plan_to_json(*candidates[choice.chosen].plan, graph), choice.reason, ""});
+  db.put_choice(key, plan_to_json(*candidates[choice.chosen].plan, graph), choice.reason);
   choice.reason = "auto: " + choice.reason;
   platform = std::move(wide);
   return choice;
@@ -392,10 +392,9 @@ std::shared_ptr<Session::Backend> Session::compile(std::shared_ptr<const Graph> 
   bool measure_auto = options.scheduler == "auto" && options.plan.empty() && options.verify_auto &&
                       !b.platform.has_emulated() && !one_device_to_run(b.platform, options);
   if (measure_auto) {
-    // The union of the CPU core groups is measured too.
-    if (std::string warning = openmp_waits_warning(platform_with_cpu_union(b.platform)); !warning.empty())
-      b.warnings.push_back(warning);
     MeasuredChoice choice = settle_auto_by_measurement(g, b.platform, options, &b.warnings);
+    // On the platform measured, the union of the CPU core groups among it.
+    if (std::string warning = openmp_waits_warning(b.platform); !warning.empty()) b.warnings.push_back(warning);
     b.choice = choice.reason;
     b.pool = one_worker_pool(std::move(choice.executor), b.platform);
     return backend;
