@@ -9,6 +9,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libdnnl-dev libhwloc-dev libsqlite3-dev coinor-libcbc-dev
+  libfp16-dev  # float16 <-> float32 conversions (header only)
   # oneDNN's CMake config (dnnl-config.cmake) calls find_package(OpenCL)
   # (Debian builds it with the OpenCL GPU runtime); libdnnl-dev only
   # recommends these, and recommends are not installed here:

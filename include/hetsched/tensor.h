@@ -30,6 +30,16 @@ enum class DType : uint8_t {
   kInt32,
   kInt64,
   kBool,
+  kBFloat16,
+};
+
+// Storage of the two 16-bit float types: their bits, IEEE 754 binary16 and
+// bfloat16 (the upper half of a float32). Conversions: core/half.h.
+struct Float16 {
+  uint16_t bits;
+};
+struct BFloat16 {
+  uint16_t bits;
 };
 
 using Shape = std::vector<int64_t>;
@@ -53,6 +63,8 @@ constexpr DType dtype_of() {
   else if constexpr (std::is_same_v<T, int32_t>) return DType::kInt32;
   else if constexpr (std::is_same_v<T, int64_t>) return DType::kInt64;
   else if constexpr (std::is_same_v<T, bool>) return DType::kBool;
+  else if constexpr (std::is_same_v<T, Float16>) return DType::kFloat16;
+  else if constexpr (std::is_same_v<T, BFloat16>) return DType::kBFloat16;
   else static_assert(!sizeof(T), "no DType for this C++ type");
 }
 

@@ -106,6 +106,8 @@ DType dtype_of_numpy(const py::dtype& dtype) {
 
 py::dtype numpy_dtype(DType dtype) {
   if (dtype == DType::kUndefined) throw Error(ErrorCode::kRuntime, "a tensor of undefined dtype has no numpy dtype");
+  if (dtype == DType::kBFloat16)
+    throw Error(ErrorCode::kUnsupported, "numpy has no bfloat16: cast the model's bfloat16 outputs to float32");
   return py::dtype(std::string(dtype_name(dtype)));  // the engine's names are numpy's
 }
 

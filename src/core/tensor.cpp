@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/allocation.h"
+#include "core/half.h"
 
 namespace hetsched {
 
@@ -22,6 +23,7 @@ size_t dtype_size(DType dtype) {
     case DType::kInt32: return 4;
     case DType::kInt64: return 8;
     case DType::kBool: return 1;
+    case DType::kBFloat16: return 2;
   }
   return 0;
 }
@@ -38,6 +40,7 @@ const char* dtype_name(DType dtype) {
     case DType::kInt32: return "int32";
     case DType::kInt64: return "int64";
     case DType::kBool: return "bool";
+    case DType::kBFloat16: return "bfloat16";
   }
   return "unknown";
 }
@@ -116,6 +119,12 @@ std::vector<Out> convert_all(const Tensor& t) {
     case DType::kInt32: copy(t.data<int32_t>()); break;
     case DType::kInt64: copy(t.data<int64_t>()); break;
     case DType::kBool: copy(t.data<bool>()); break;
+    case DType::kFloat16:
+      for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<Out>(to_float(t.data<Float16>()[i]));
+      break;
+    case DType::kBFloat16:
+      for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<Out>(to_float(t.data<BFloat16>()[i]));
+      break;
     default:
       throw Error(ErrorCode::kRuntime, std::string("cannot convert a tensor of dtype ") + dtype_name(t.dtype()));
   }

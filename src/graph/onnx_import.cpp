@@ -13,6 +13,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "graph/half_as_float.h"
 #include "graph/tensor_proto.h"
 #include "kernels/kernel.h"
 
@@ -317,7 +318,7 @@ void read_value_type(Value& value, const onnx::TypeProto& type, const std::strin
   const auto& tt = type.tensor_type();
   if (tt.elem_type() != onnx::TensorProto_DataType_UNDEFINED) {
     DType dtype = dtype_from_onnx(tt.elem_type());
-    if (dtype == DType::kUndefined || dtype == DType::kFloat16)
+    if (dtype == DType::kUndefined)
       throw Error(ErrorCode::kUnsupported, fmt::format("{} '{}' has dtype {}, which is not supported", context,
                                                        value.name, onnx_dtype_name(tt.elem_type())));
     value.dtype = dtype;
@@ -406,9 +407,6 @@ Graph build_graph(const onnx::GraphProto& gp, const fs::path& model_dir, int64_t
     Value& v = graph.values[id];
     v.initializer = tensor_from_proto(init, model_dir, fmt::format("initializer '{}'", init.name()));
     v.dtype = v.initializer->dtype();
-    if (v.dtype == DType::kFloat16)
-      throw Error(ErrorCode::kUnsupported, fmt::format("initializer '{}' has dtype float16, which is not supported",
-                                                       init.name()));
     v.has_shape = true;
     v.shape = v.initializer->shape();
   }
@@ -462,6 +460,9 @@ Graph build_graph(const onnx::GraphProto& gp, const fs::path& model_dir, int64_t
   }
   graph.inputs.insert(graph.inputs.end(), captures.begin(), captures.end());
   graph.finalize();
+  // 16-bit floats are computed in float32 (half_as_float.h): the kernels'
+  // checks below see the float32 graph.
+  if (enclosing == nullptr) compute_half_as_float(graph);
   // Every node reachable from a graph output is what is run; nodes whose
   // outputs nobody reads stay (an exporter's dead ends cost little and keep
   // the graph faithful to the file).

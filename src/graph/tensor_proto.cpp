@@ -24,6 +24,7 @@ DType dtype_from_onnx(int32_t onnx_type) {
     case onnx::TensorProto_DataType_INT32: return DType::kInt32;
     case onnx::TensorProto_DataType_INT64: return DType::kInt64;
     case onnx::TensorProto_DataType_BOOL: return DType::kBool;
+    case onnx::TensorProto_DataType_BFLOAT16: return DType::kBFloat16;
     default: return DType::kUndefined;
   }
 }
@@ -39,6 +40,7 @@ int32_t dtype_to_onnx(DType dtype) {
     case DType::kInt32: return onnx::TensorProto_DataType_INT32;
     case DType::kInt64: return onnx::TensorProto_DataType_INT64;
     case DType::kBool: return onnx::TensorProto_DataType_BOOL;
+    case DType::kBFloat16: return onnx::TensorProto_DataType_BFLOAT16;
     case DType::kUndefined: break;
   }
   return onnx::TensorProto_DataType_UNDEFINED;
@@ -208,7 +210,8 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& model_d
     case DType::kInt8: copy_typed<int8_t>(t, proto.int32_data()); break;
     case DType::kUInt8: copy_typed<uint8_t>(t, proto.int32_data()); break;
     case DType::kBool: copy_typed<bool>(t, proto.int32_data()); break;
-    case DType::kFloat16: copy_typed<uint16_t>(t, proto.int32_data()); break;
+    case DType::kFloat16:
+    case DType::kBFloat16: copy_typed<uint16_t>(t, proto.int32_data()); break;
     case DType::kUndefined: break;
   }
   return t;

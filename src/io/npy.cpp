@@ -20,8 +20,9 @@ struct NpyType {
   DType dtype;
 };
 constexpr NpyType kNpyTypes[] = {
-    {"<f4", DType::kFloat32}, {"<f8", DType::kFloat64}, {"|i1", DType::kInt8},  {"<i2", DType::kInt16},
-    {"<i4", DType::kInt32},   {"<i8", DType::kInt64},   {"|u1", DType::kUInt8}, {"|b1", DType::kBool},
+    {"<f4", DType::kFloat32}, {"<f8", DType::kFloat64}, {"<f2", DType::kFloat16}, {"|i1", DType::kInt8},
+    {"<i2", DType::kInt16},   {"<i4", DType::kInt32},   {"<i8", DType::kInt64},   {"|u1", DType::kUInt8},
+    {"|b1", DType::kBool},
 };
 
 [[noreturn]] void bad(const std::string& path, const std::string& what) {

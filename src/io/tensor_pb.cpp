@@ -8,7 +8,7 @@
 
 namespace hetsched {
 
-Tensor read_tensor_pb(const std::string& path, std::string* name) {
+Tensor read_tensor_pb(const std::string& path, std::string* name, DType expected) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorCode::kIo, fmt::format("{}: cannot open for reading", path));
   std::stringstream buffer;
@@ -17,6 +17,8 @@ Tensor read_tensor_pb(const std::string& path, std::string* name) {
   if (!proto.ParseFromString(buffer.str()))
     throw Error(ErrorCode::kInvalidInput, fmt::format("{}: not a serialized onnx.TensorProto", path));
   if (name) *name = proto.name();
+  if (expected == DType::kBFloat16 && proto.data_type() == onnx::TensorProto_DataType_UINT16)
+    proto.set_data_type(onnx::TensorProto_DataType_BFLOAT16);
   std::filesystem::path p(path);
   Tensor t = tensor_from_proto(proto, p.parent_path(), path);
   return t;

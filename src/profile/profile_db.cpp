@@ -324,6 +324,7 @@ std::string dtype_short_name(DType dtype) {
     case DType::kInt32: return "i32";
     case DType::kInt64: return "i64";
     case DType::kBool: return "bool";
+    case DType::kBFloat16: return "bf16";
     case DType::kUndefined: break;
   }
   return "?";

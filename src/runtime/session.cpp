@@ -15,6 +15,7 @@
 #include "hetsched/profile.h"
 #include "hetsched/scheduler.h"
 #include "hetsched/throughput.h"
+#include "core/half.h"
 #include "plan/plan_builder.h"
 #include "profile/profile_db.h"
 #include "sched/auto.h"
@@ -703,6 +704,8 @@ TensorMap random_inputs(const Graph& graph, uint64_t seed) {
       switch (dtype) {
         case DType::kFloat32: t.data<float>()[i] = static_cast<float>(unit * 2 - 1); break;
         case DType::kFloat64: t.data<double>()[i] = unit * 2 - 1; break;
+        case DType::kFloat16: t.data<Float16>()[i] = float16_of(static_cast<float>(unit * 2 - 1)); break;
+        case DType::kBFloat16: t.data<BFloat16>()[i] = bfloat16_of(static_cast<float>(unit * 2 - 1)); break;
         case DType::kBool: t.data<bool>()[i] = (i % 2) == 0; break;
         case DType::kInt64: t.data<int64_t>()[i] = static_cast<int64_t>(r % 10); break;
         case DType::kInt32: t.data<int32_t>()[i] = static_cast<int32_t>(r % 10); break;

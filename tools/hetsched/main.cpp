@@ -383,6 +383,24 @@ struct ConformanceCommand {
     cmd->callback([this] { exit_code = execute(); });
   }
 
+  // Why a data set cannot be run as given, if so: an input whose shape
+  // contradicts the model's declared static shape (ONNX 1.12's CastLike
+  // bfloat16 cases give 'like' as [1] where the model declares [3, 4];
+  // ONNX Runtime refuses such an input too). Empty when the data fit.
+  static std::string data_contradicts_model(const Graph& g, const fs::path& data_dir) {
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      fs::path file = data_dir / fmt::format("input_{}.pb", i);
+      if (!fs::exists(file)) break;
+      const Value& v = g.values[g.inputs[i]];
+      Tensor t = read_tensor_pb(file.string(), nullptr, v.dtype);
+      if (v.shape_is_static() && t.shape() != v.shape)
+        return fmt::format("{}: the test data contradict the model: input '{}' is declared {}, given {}",
+                           data_dir.filename().string(), v.name, shape_to_string(v.shape),
+                           shape_to_string(t.shape()));
+    }
+    return "";
+  }
+
   // Empty on pass, else why it failed.
   std::string run_case(const Session& session, const fs::path& data_dir) const {
     const Graph& g = session.graph();
@@ -391,7 +409,8 @@ struct ConformanceCommand {
       fs::path file = data_dir / fmt::format("input_{}.pb", i);
       if (!fs::exists(file)) break;
       std::string name;
-      Tensor t = read_tensor_pb(file.string(), &name);
+      DType expected = i < g.inputs.size() ? g.values[g.inputs[i]].dtype : DType::kUndefined;
+      Tensor t = read_tensor_pb(file.string(), &name, expected);
       if (name.empty() || g.find_value(name) == kNoValue) {
         if (i >= g.inputs.size()) return fmt::format("{} has no graph input to feed", file.filename().string());
         name = g.values[g.inputs[i]].name;
@@ -404,7 +423,7 @@ struct ConformanceCommand {
       if (!fs::exists(file)) break;
       if (i >= g.outputs.size()) return fmt::format("{} has no graph output", file.filename().string());
       std::string name = g.values[g.outputs[i]].name;
-      Tensor want = read_tensor_pb(file.string());
+      Tensor want = read_tensor_pb(file.string(), nullptr, g.values[g.outputs[i]].dtype);
       std::string diff = cli::tensor_difference(outputs.at(name), want, rtol, atol);
       if (!diff.empty()) return fmt::format("output '{}': {}", name, diff);
     }
@@ -445,6 +464,14 @@ struct ConformanceCommand {
         if (entry.is_directory() && entry.path().filename().string().rfind("test_data_set_", 0) == 0)
           sets.push_back(entry.path());
       std::sort(sets.begin(), sets.end());
+      std::string contradiction;
+      for (const auto& set : sets)
+        if (contradiction.empty()) contradiction = data_contradicts_model(session->graph(), set);
+      if (!contradiction.empty()) {
+        ++skipped;
+        if (verbose) fmt::print("SKIP {}: {}\n", test, contradiction);
+        continue;
+      }
       for (const auto& set : sets) {
         try {
           why = run_case(*session, set);

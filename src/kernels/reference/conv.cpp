@@ -4,7 +4,9 @@
 // convolutions (X of rank 3, 4 or 5); group (grouped and depthwise); strides;
 // dilations; explicit pads; auto_pad NOTSET, SAME_UPPER, SAME_LOWER, VALID;
 // the optional bias B; kernel_shape (it must agree with W's spatial dims).
-// Refused: more than 3 spatial dims, other dtypes.
+// Refused: more than 3 spatial dims, other dtypes. ConvInteger and
+// QLinearConv run this kernel on int64 tensors (their 8-bit inputs minus
+// their zero points).
 //
 // Method: for each image and group, the output is W_g[M_g x C_g*k] times the
 // im2col matrix of the input [C_g*k x out_positions], built in chunks of
@@ -201,6 +203,10 @@ std::vector<Tensor> compute_conv(const Node& node, const std::vector<const Tenso
     out_shape.push_back(ag.out);
   }
   Tensor Y(X.dtype(), out_shape);
+  if (X.dtype() == DType::kInt64) {  // ConvInteger and QLinearConv (8-bit values widened), never overflowing
+    conv_compute<int64_t>(X, W, B, a.group, g, Y);
+    return {Y};
+  }
   dispatch_float(node, X.dtype(), [&](auto t) {
     using T = decltype(t);
     conv_compute<T>(X, W, B, a.group, g, Y);

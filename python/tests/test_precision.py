@@ -1,0 +1,134 @@
+"""float16 and quantized (QDQ) models against PyTorch (run by ctest as python_bindings).
+
+- A CNN exported by torch.onnx in float32 and stored in float16 (weights,
+  input and output): hetsched computes it in float32 between two Casts, on
+  the CPU backend, and matches PyTorch run in float32 on the float16-rounded
+  weights and input, to float16's precision.
+- A CNN with PyTorch's fake quantization (per-tensor activations, per-channel
+  weights), which torch.onnx exports as QuantizeLinear / DequantizeLinear
+  pairs (the QDQ format): hetsched matches PyTorch's fake-quantized outputs,
+  and the weights' DequantizeLinear are folded at load, so the Convs run on
+  the CPU backend.
+"""
+import inspect
+import os
+import shutil
+import tempfile
+import unittest
+
+import numpy as np
+
+TMP = tempfile.mkdtemp(prefix="hetsched-precision-")
+os.environ["XDG_CACHE_HOME"] = TMP  # before anything opens the default profile database
+
+import hetsched  # noqa: E402
+
+try:
+    import onnx
+    import torch
+    from onnx import numpy_helper
+except ImportError:  # scripts/setup-deps.sh installs them; a bare machine may not have them
+    torch = None
+
+
+def tearDownModule():
+    shutil.rmtree(TMP, ignore_errors=True)
+
+
+def export(model, example, path):
+    # The TorchScript exporter (the only one PyTorch 1.13 has; later ones default to another).
+    kwargs = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+    torch.onnx.export(model, example, path, input_names=["x"], output_names=["y"], opset_version=13, **kwargs)
+
+
+class Cnn(torch.nn.Module if torch else object):
+    def __init__(self, quantize=False):
+        super().__init__()
+        self.quantize = quantize
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.conv2 = torch.nn.Conv2d(8, 16, 3, stride=2)
+        self.fc = torch.nn.Linear(16, 5)
+
+    def q(self, x, scale, zero_point=0):
+        if not self.quantize:
+            return x
+        return torch.fake_quantize_per_tensor_affine(x, scale, zero_point, -128, 127)
+
+    def qw(self, conv):
+        if not self.quantize:
+            return conv.weight
+        w = conv.weight.detach()
+        scale = (w.abs().amax(dim=(1, 2, 3)) / 127).float()
+        return torch.fake_quantize_per_channel_affine(w, scale, torch.zeros(w.shape[0], dtype=torch.int32), 0,
+                                                      -128, 127)
+
+    def forward(self, x):
+        x = self.q(x, 1 / 64)
+        x = torch.relu(self.bn(torch.nn.functional.conv2d(x, self.qw(self.conv1), self.conv1.bias, padding=1)))
+        x = self.q(x, 1 / 32)
+        x = torch.relu(torch.nn.functional.conv2d(x, self.qw(self.conv2), self.conv2.bias, stride=2))
+        x = self.q(x, 1 / 32)
+        return self.fc(x.mean(dim=(2, 3)))
+
+
+def stored_in_float16(path, out_path):
+    """The float32 model `path` with its weights, input and output in float16."""
+    model = onnx.load(path)
+    for init in model.graph.initializer:
+        if init.data_type == onnx.TensorProto.FLOAT:
+            init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init).astype(np.float16), init.name))
+    for value in list(model.graph.input) + list(model.graph.output):
+        value.type.tensor_type.elem_type = onnx.TensorProto.FLOAT16
+    del model.graph.value_info[:]
+    onnx.save(model, out_path)
+
+
+@unittest.skipIf(torch is None, "needs python3-torch and python3-onnx")
+class HalfAndQuantizedAgainstPyTorch(unittest.TestCase):
+    def test_a_float16_model_runs_in_float32_on_the_cpu_backend(self):
+        torch.manual_seed(0)
+        model = Cnn().eval()
+        path32, path16 = os.path.join(TMP, "cnn32.onnx"), os.path.join(TMP, "cnn16.onnx")
+        export(model, torch.rand(2, 3, 16, 16), path32)
+        stored_in_float16(path32, path16)
+        session = hetsched.Session(path16, devices="cpu:0")
+        summary = session.summary
+        self.assertEqual(summary["n_fallbacks"], 2, summary["fallbacks"])  # the input's and the output's Casts
+        self.assertTrue(all("Cast" in f for f in summary["fallbacks"]), summary["fallbacks"])
+        x = (torch.rand(2, 3, 16, 16) * 2 - 1).half()
+        y = session.run({"x": x.numpy()})["y"]
+        self.assertEqual(y.dtype, np.float16)
+        # PyTorch in float32 on the weights and input as float16 holds them.
+        with torch.no_grad():
+            for p in list(model.parameters()) + list(model.buffers()):
+                if p.dtype == torch.float32:
+                    p.copy_(p.half().float())
+            want = model(x.float()).half().numpy()
+        np.testing.assert_allclose(y.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=1e-3)
+
+    def test_a_qdq_model_matches_pytorch_fake_quantization(self):
+        torch.manual_seed(0)
+        model = Cnn(quantize=True).eval()
+        path = os.path.join(TMP, "cnn_qdq.onnx")
+        export(model, torch.rand(2, 3, 16, 16), path)
+        ops = {n.op_type for n in onnx.load(path).graph.node}
+        self.assertTrue({"QuantizeLinear", "DequantizeLinear"} <= ops, ops)
+        session = hetsched.Session(path, devices="cpu:0")
+        fallbacks = session.summary["fallbacks"]
+        self.assertFalse([f for f in fallbacks if "Conv" in f.split(":")[0]], fallbacks)
+        self.assertTrue([f for f in fallbacks if "QuantizeLinear" in f], fallbacks)
+        for seed in range(3):
+            torch.manual_seed(seed)
+            x = torch.rand(2, 3, 16, 16) * 2 - 1
+            with torch.no_grad():
+                want = model(x).numpy()
+            got = session.run({"x": x.numpy()})["y"]
+            # PyTorch multiplies by 1/scale where the spec divides by the scale:
+            # an activation at a rounding tie may land one step (1/32) apart.
+            np.testing.assert_allclose(got, want, rtol=0, atol=0.05, err_msg=f"seed {seed}")
+            self.assertLess(float(np.median(np.abs(got - want))), 1e-5)
+
+
+if __name__ == "__main__":
+    unittest.main()

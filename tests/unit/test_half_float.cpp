@@ -1,0 +1,145 @@
+// float16 and bfloat16 models: computed in float32 (graph/half_as_float.h),
+// explicit casts still rounding, inputs and outputs keeping their types.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/half.h"
+#include "graph/half_as_float.h"
+#include "hetsched/session.h"
+#include "onnx_model_util.h"
+
+namespace hetsched {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace hetsched::testing;
+
+onnx::TensorProto half_tensor(const std::string& name, int32_t elem_type, const std::vector<float>& values) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(elem_type);
+  t.add_dims(static_cast<int64_t>(values.size()));
+  for (float v : values)
+    t.add_int32_data(elem_type == onnx::TensorProto_DataType_FLOAT16 ? float16_of(v).bits : bfloat16_of(v).bits);
+  return t;
+}
+
+class HalfFloatTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = temp_dir(::testing::UnitTest::GetInstance()->current_test_info()->name()); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string save(const onnx::ModelProto& m) {
+    auto path = dir_ / "model.onnx";
+    write_model(m, path);
+    return path.string();
+  }
+  std::filesystem::path dir_;
+};
+
+TEST(HalfConversions, RoundToNearestEvenAndKeepSpecials) {
+  EXPECT_EQ(float16_of(1.0f).bits, 0x3C00);
+  EXPECT_EQ(float16_of(1.0f + 1.0f / 2048).bits, 0x3C00);  // a tie: to even
+  EXPECT_EQ(float16_of(1.0f + 3.0f / 2048).bits, 0x3C02);  // a tie: to even, upwards
+  EXPECT_EQ(float16_of(65520.0f).bits, 0x7C00);             // past the largest: infinity
+  EXPECT_EQ(to_float(Float16{0x0001}), 1.0f / (1 << 24));  // the smallest subnormal
+  EXPECT_EQ(bfloat16_of(1.0f + 1.0f / 256).bits, 0x3F80);  // a tie: to even
+  EXPECT_EQ(bfloat16_of(1.0f + 3.0f / 256).bits, 0x3F82);
+  EXPECT_EQ(bfloat16_of(1.0f + 1.0f / 128 + 1.0f / 1024).bits, 0x3F81);  // nearest, not truncated
+  EXPECT_TRUE(std::isnan(to_float(bfloat16_of(std::nanf("")))));
+  EXPECT_EQ(to_float(BFloat16{0x4049}), 3.140625f);
+}
+
+// x[3] float16 -> Add(float16 weights) -> Relu -> y[3] float16: the Add and
+// the Relu run in float32 on the CPU backend, between two Casts.
+TEST_F(HalfFloatTest, AHalfModelRunsInFloat32BetweenCastsAtItsInputsAndOutputs) {
+  for (int32_t type : {onnx::TensorProto_DataType_FLOAT16, onnx::TensorProto_DataType_BFLOAT16}) {
+    onnx::ModelProto m = make_model(13);
+    auto* g = m.mutable_graph();
+    *g->add_input() = tensor_info("x", type, {3});
+    *g->add_output() = tensor_info("y", type, {3});
+    *g->add_initializer() = half_tensor("w", type, {0.5f, -4.0f, 1.25f});
+    *g->add_node() = make_node("Add", {"x", "w"}, {"s"}, "add");
+    *g->add_node() = make_node("Relu", {"s"}, {"y"}, "relu");
+    SessionOptions options;
+    options.devices = "cpu:0";
+    Session session = Session::load(save(m), {}, options);
+    const Graph& graph = session.graph();
+    DType half = type == onnx::TensorProto_DataType_FLOAT16 ? DType::kFloat16 : DType::kBFloat16;
+    EXPECT_EQ(graph.values[graph.inputs[0]].dtype, half);
+    EXPECT_EQ(graph.values[graph.outputs[0]].dtype, half);
+    int n_casts = 0;
+    for (const Node& node : graph.nodes) {
+      if (node.op_type == "Cast") ++n_casts;
+      for (ValueId v : node.inputs)
+        if (node.op_type != "Cast") EXPECT_EQ(graph.values[v].dtype, DType::kFloat32) << node.label();
+    }
+    EXPECT_EQ(n_casts, 2);
+    EXPECT_EQ(session.summary().n_fallbacks, 2) << "only the two Casts on the reference kernels";
+    Tensor x(half, {3});
+    std::vector<float> xs = {1.0f, 2.0f, -3.0f};
+    for (int i = 0; i < 3; ++i) {
+      if (half == DType::kFloat16) x.data<Float16>()[i] = float16_of(xs[i]);
+      else x.data<BFloat16>()[i] = bfloat16_of(xs[i]);
+    }
+    Tensor y = session.run({{"x", x}}).at("y");
+    ASSERT_EQ(y.dtype(), half);
+    EXPECT_EQ(y.to_double_vector(), (std::vector<double>{1.5, 0.0, 0.0}));
+  }
+}
+
+// x float32 -> Cast(float16) -> Add(float16 2^-11) -> Cast(float32) -> y:
+// the model rounds x to float16 where it says so (1 + 2^-12 becomes 1), and
+// the Add, done in float32, adds 2^-11 exactly.
+TEST_F(HalfFloatTest, AnExplicitCastToFloat16StillRounds) {
+  onnx::ModelProto m = make_model(13);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto_DataType_FLOAT, {2});
+  *g->add_output() = tensor_info("y", onnx::TensorProto_DataType_FLOAT, {2});
+  *g->add_initializer() = half_tensor("eps", onnx::TensorProto_DataType_FLOAT16, {1.0f / 2048, 1.0f / 2048});
+  auto cast = [](const std::string& in, const std::string& out, int64_t to) {
+    onnx::NodeProto n = make_node("Cast", {in}, {out}, out + "_cast");
+    auto* a = n.add_attribute();
+    a->set_name("to");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(to);
+    return n;
+  };
+  *g->add_node() = cast("x", "h", onnx::TensorProto_DataType_FLOAT16);
+  *g->add_node() = make_node("Add", {"h", "eps"}, {"s"}, "add");
+  *g->add_node() = cast("s", "y", onnx::TensorProto_DataType_FLOAT);
+  for (bool reference : {false, true}) {
+    SessionOptions options;
+    options.reference = reference;
+    Session session = Session::load(save(m), {}, options);
+    Tensor y = session.run({{"x", Tensor::from_vector<float>({2}, {1.0f + 1.0f / 4096, 3.0f})}}).at("y");
+    EXPECT_EQ(y.to_double_vector(), (std::vector<double>{1.0 + 1.0 / 2048, 3.0 + 1.0 / 2048})) << reference;
+  }
+}
+
+TEST_F(HalfFloatTest, AHalfValueInsideASubgraphIsRefusedNamingTheNode) {
+  Graph body;
+  Value v;
+  v.name = "inner";
+  v.dtype = DType::kFloat16;
+  body.add_value(v);
+  Graph graph;
+  Node node;
+  node.name = "cond";
+  node.op_type = "If";
+  Attribute a;
+  a.kind = Attribute::Kind::kGraph;
+  a.graph = std::make_shared<const Graph>(body);
+  node.attributes["then_branch"] = a;
+  graph.add_node(node);
+  try {
+    compute_half_as_float(graph);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_THAT(e.what(), HasSubstr("If 'cond'"));
+    EXPECT_THAT(e.what(), HasSubstr("then_branch"));
+  }
+}
+
+}  // namespace
+}  // namespace hetsched
