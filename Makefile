@@ -83,6 +83,11 @@ bench-serve: build
 bench-free-dims: build
 	/usr/bin/python3 bench/free_dims.py --python $(BUILD_DIR)/python
 
+# float16 twins of torchvision models against their float32 originals (minutes).
+.PHONY: bench-precision
+bench-precision: build
+	/usr/bin/python3 bench/precision.py --python $(BUILD_DIR)/python
+
 # Every scheduler's plan predicted and measured as compare shows them, on
 # googlenet, inception_v3 and mobilenet_v2 (minutes; see bench/README.md).
 .PHONY: bench-compare-fidelity

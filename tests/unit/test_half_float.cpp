@@ -49,6 +49,30 @@ TEST(HalfConversions, RoundToNearestEvenAndKeepSpecials) {
   EXPECT_EQ(to_float(BFloat16{0x4049}), 3.140625f);
 }
 
+// The array conversions (F16C where the CPU has it) agree with the scalar
+// ones on every float16, and on the float32 values halfway between two.
+TEST(HalfConversions, ArraysConvertAsTheScalarFunctions) {
+  std::vector<Float16> all(65536);
+  for (size_t i = 0; i < all.size(); ++i) all[i].bits = static_cast<uint16_t>(i);
+  std::vector<float> wide(all.size());
+  float16_to_float(all.data(), wide.data(), static_cast<int64_t>(all.size()));
+  std::vector<float> ties;
+  for (size_t i = 0; i < all.size(); ++i) {
+    float f = to_float(all[i]);
+    if (std::isnan(f)) {
+      EXPECT_TRUE(std::isnan(wide[i])) << i;
+      continue;
+    }
+    EXPECT_EQ(wide[i], f) << i;
+    if (i + 1 < all.size() && (i & 0x7C00) != 0x7C00) ties.push_back((f + to_float(all[i + 1])) / 2);
+  }
+  wide.insert(wide.end(), ties.begin(), ties.end());
+  std::vector<Float16> narrow(wide.size());
+  float_to_float16(wide.data(), narrow.data(), static_cast<int64_t>(wide.size()));
+  for (size_t i = 0; i < wide.size(); ++i)
+    if (!std::isnan(wide[i])) EXPECT_EQ(narrow[i].bits, float16_of(wide[i]).bits) << wide[i];
+}
+
 // x[3] float16 -> Add(float16 weights) -> Relu -> y[3] float16: the Add and
 // the Relu run in float32 on the CPU backend, between two Casts.
 TEST_F(HalfFloatTest, AHalfModelRunsInFloat32BetweenCastsAtItsInputsAndOutputs) {

@@ -66,12 +66,15 @@ bool supported(DType d) {
   return false;
 }
 
-template <typename Half>
 Tensor widen(const Tensor& x) {
   Tensor out(DType::kFloat32, x.shape());
-  const Half* px = x.data<Half>();
   float* po = out.data<float>();
-  for (int64_t i = 0; i < x.numel(); ++i) po[i] = to_float(px[i]);
+  if (x.dtype() == DType::kFloat16) {
+    float16_to_float(x.data<Float16>(), po, x.numel());
+  } else {
+    const BFloat16* px = x.data<BFloat16>();
+    for (int64_t i = 0; i < x.numel(); ++i) po[i] = to_float(px[i]);
+  }
   return out;
 }
 
@@ -79,8 +82,7 @@ Tensor narrow(const Tensor& x, DType to) {
   Tensor out(to, x.shape());
   const float* px = x.data<float>();
   if (to == DType::kFloat16) {
-    Float16* po = out.data<Float16>();
-    for (int64_t i = 0; i < x.numel(); ++i) po[i] = float16_of(px[i]);
+    float_to_float16(px, out.data<Float16>(), x.numel());
   } else {
     BFloat16* po = out.data<BFloat16>();
     for (int64_t i = 0; i < x.numel(); ++i) po[i] = bfloat16_of(px[i]);
@@ -90,8 +92,10 @@ Tensor narrow(const Tensor& x, DType to) {
 
 Tensor cast_to(const Node& node, const Tensor& x, DType to) {
   if (x.dtype() == to) return x.clone();
-  if (x.dtype() == DType::kFloat16) return cast_to(node, widen<Float16>(x), to);
-  if (x.dtype() == DType::kBFloat16) return cast_to(node, widen<BFloat16>(x), to);
+  if (x.dtype() == DType::kFloat16 || x.dtype() == DType::kBFloat16) {
+    Tensor wide = widen(x);
+    return to == DType::kFloat32 ? wide : cast_to(node, wide, to);
+  }
   if (to == DType::kFloat16 || to == DType::kBFloat16) {
     if (x.dtype() == DType::kFloat32) return narrow(x, to);
     return narrow(cast_to(node, x, DType::kFloat32), to);
