@@ -20,6 +20,13 @@ void set_constant(Value& value, Tensor tensor) {
   value.initializer = std::move(tensor);
 }
 
+// Whether `value` is read as a Conv's weights (input 1).
+bool is_conv_weights(const Graph& graph, ValueId value) {
+  for (NodeId c : graph.values[value].consumers)
+    if (graph.nodes[c].op_type == "Conv" && graph.nodes[c].input(1) == value) return true;
+  return false;
+}
+
 bool foldable_shape_query(const Graph& graph, const Node& node) {
   if (node.op_type != "Shape" && node.op_type != "Size") return false;
   ValueId in = node.input(0);
@@ -42,9 +49,11 @@ size_t fold_allocation_limit(const Graph& graph, const Node& node) {
 }
 }  // namespace
 
-int fold_constants(Graph& graph) {
+int fold_constants(Graph& graph, bool keep_quantized_weights) {
   int n_folded = 0;
   for (Node& node : graph.nodes) {
+    if (keep_quantized_weights && node.op_type == "DequantizeLinear" && is_conv_weights(graph, node.outputs[0]))
+      continue;
     bool all_constant = true;
     for (ValueId v : node.inputs)
       if (v != kNoValue && !graph.values[v].is_constant()) all_constant = false;
@@ -262,7 +271,10 @@ int fold_pads(Graph& graph) {
 OptimizeStats optimize_graph(Graph& graph) {
   OptimizeStats stats;
   for (;;) {
-    int folded = fold_constants(graph);
+    // Quantized weights stay int8 until the fusion has seen them.
+    int folded = fold_constants(graph, /*keep_quantized_weights=*/true);
+    int quantized = fuse_quantized_ops(graph);
+    folded += fold_constants(graph);
     int removed = remove_identities(graph);
     int bn = fold_batch_norm_into_conv(graph);
     int pads = fold_pads(graph);
@@ -272,7 +284,8 @@ OptimizeStats optimize_graph(Graph& graph) {
     stats.n_folded_batch_norm += bn;
     stats.n_folded_pads += pads;
     stats.n_einsum_as_matmul += einsums;
-    if (folded + removed + bn + pads + einsums == 0) break;
+    stats.n_quantized_fused += quantized;
+    if (folded + quantized + removed + bn + pads + einsums == 0) break;
   }
   return stats;
 }

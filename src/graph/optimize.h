@@ -13,12 +13,14 @@ struct OptimizeStats {
   int n_folded_batch_norm = 0;  // BatchNormalization nodes folded into the preceding Conv
   int n_folded_pads = 0;        // zero Pad nodes folded into the following Conv / AveragePool
   int n_einsum_as_matmul = 0;   // Einsum nodes that are matrix products, made MatMul
+  int n_quantized_fused = 0;    // DequantizeLinear -> Conv -> QuantizeLinear chains made QLinearConv
 };
 
 // Nodes whose inputs are all constants (and Shape/Size of a value with a
 // static shape) are evaluated with the reference kernels and replaced by
-// initializers.
-int fold_constants(Graph& graph);
+// initializers. With `keep_quantized_weights`, a DequantizeLinear whose
+// output is a Conv's weights is left for fuse_quantized_ops.
+int fold_constants(Graph& graph, bool keep_quantized_weights = false);
 // Identity and inference-mode Dropout (mask unused) are bypassed.
 int remove_identities(Graph& graph);
 // Conv (constant weights) -> BatchNormalization (constant parameters), where
@@ -37,6 +39,10 @@ int fold_pads(Graph& graph);
 // "bhid,bhjd->bhij", becomes a MatMul, with a Transpose of the last two dims
 // of an operand given transposed (einsum_as_matmul.cpp).
 int einsum_as_matmul(Graph& graph);
+
+// DequantizeLinear -> Conv [-> Relu] -> QuantizeLinear chains (the QDQ
+// format) become QLinearConv nodes (quantized_fusion.cpp says when).
+int fuse_quantized_ops(Graph& graph);
 
 // All passes, to a fixed point.
 OptimizeStats optimize_graph(Graph& graph);

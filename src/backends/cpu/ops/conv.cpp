@@ -3,15 +3,14 @@
 // primitive prefers). Fuses a following residual Add (`sum` post-op, in place
 // over the residual when the residual is read by nothing else) and an
 // activation (`eltwise` post-op), per fusion_group().
+#include "backends/cpu/conv_geometry.h"
 #include "backends/cpu/eltwise.h"
 #include "backends/cpu/lowering.h"
-#include "kernels/reference/nn_common.h"
 
 namespace hetsched::cpu {
 namespace {
 
 using tag = dnnl::memory::format_tag;
-namespace nn = kernels::nn;
 
 bool lower_conv(Lowering& l) {
   const Graph& g = l.graph();
@@ -20,25 +19,9 @@ bool lower_conv(Lowering& l) {
   const Value& x = l.input_value(0);
   const Tensor& w = l.constant(1);
   if (x.dtype != DType::kFloat32 || w.dtype() != DType::kFloat32) return false;
-  size_t n_spatial = x.shape.size() - 2;
-  if (x.shape.size() < 3 || n_spatial > 3 || w.rank() != static_cast<int64_t>(x.shape.size())) return false;
-  int64_t group = node.attr_int("group", 1);
+  std::optional<ConvGeometry> geo = conv_geometry(node, x.shape, w.shape());
+  if (!geo) return false;
   int64_t out_channels = w.dim(0);
-  if (group < 1 || out_channels % group != 0) return false;
-
-  nn::AutoPad auto_pad = nn::read_auto_pad(node);
-  auto strides = nn::read_spatial_ints(node, "strides", n_spatial, 1, 1);
-  auto dilations = nn::read_spatial_ints(node, "dilations", n_spatial, 1, 1);
-  auto pads = nn::read_pads(node, n_spatial);
-  dnnl::memory::dims d_strides, d_dilations, pad_l, pad_r;
-  for (size_t i = 0; i < n_spatial; ++i) {
-    auto geo = nn::axis_geometry(node, auto_pad, x.shape[2 + i], w.dim(static_cast<int64_t>(2 + i)), strides[i],
-                                 dilations[i], pads[i], pads[n_spatial + i], false);
-    d_strides.push_back(strides[i]);
-    d_dilations.push_back(dilations[i] - 1);  // oneDNN counts the gaps
-    pad_l.push_back(geo.pad_begin);
-    pad_r.push_back(geo.pad_end);
-  }
 
   // Post-ops for the nodes this Conv fuses with.
   std::vector<NodeId> group_nodes = l.fusion_group();
@@ -59,20 +42,15 @@ bool lower_conv(Lowering& l) {
   dnnl::primitive_attr attr;
   attr.set_post_ops(post_ops);
 
-  // Weights: ONNX [O, I/g, k...] is goi[k] in memory with g split off O.
-  dnnl::memory::dims w_dims(w.shape().begin(), w.shape().end());
-  if (group > 1) {
-    w_dims[0] = out_channels / group;
-    w_dims.insert(w_dims.begin(), group);
-  }
+  const dnnl::memory::dims& w_dims = geo->weights;
   const Value& y = g.values[node.outputs[0]];
   auto any = [](const dnnl::memory::dims& dims) { return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag::any); };
   dnnl::memory::dims src_dims(x.shape.begin(), x.shape.end()), dst_dims(y.shape.begin(), y.shape.end());
   dnnl::memory::desc bias_desc;
   if (l.has_input(2)) bias_desc = dnnl::memory::desc({out_channels}, dnnl::memory::data_type::f32, tag::a);
   dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                       any(src_dims), any(w_dims), bias_desc, any(dst_dims), d_strides,
-                                       d_dilations, pad_l, pad_r);
+                                       any(src_dims), any(w_dims), bias_desc, any(dst_dims), geo->strides,
+                                       geo->dilations, geo->pad_l, geo->pad_r);
   dnnl::convolution_forward::primitive_desc pd(desc, attr, l.engine());
 
   // Everything is decided: emit.

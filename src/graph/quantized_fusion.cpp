@@ -1,0 +1,296 @@
+// Quantized chains made one quantized op (the QDQ format, as ONNX Runtime and
+// TensorRT fuse it):
+//   DequantizeLinear(x) -> Conv(., DequantizeLinear(w)[, bias])
+//     [-> per-channel affine ops] [-> Relu] -> QuantizeLinear
+// becomes QLinearConv(x, ..., w, ...) writing the QuantizeLinear's output, so
+// a device with int8 kernels computes it in integers and the activations stay
+// 8-bit between quantized ops. The conditions (each keeps the result that of
+// the float chain, up to float rounding):
+//   - x's scale and zero point hold one value each; w is a constant int8
+//     tensor with zero points 0 (symmetric, as oneDNN's int8 weights are) and
+//     one scale, or one per output channel (axis 0);
+//   - the bias is absent, a float32 constant or the DequantizeLinear of a
+//     constant;
+//   - the affine ops (what PyTorch's quantization-aware training exports a
+//     Conv fused with its BatchNormalization as: Conv -> Div -> BN) are
+//     BatchNormalization, Mul, Div and Add by constants holding one value or
+//     one per channel: they scale the weights' scale per output channel and
+//     shift the bias; the bias then becomes int32 at scale x_scale * w_scale
+//     (ONNX's QLinearConv bias), rounded to nearest: its error is at most half
+//     a unit of the accumulator, far below one unit of the output;
+//   - a Relu before the QuantizeLinear only when the QuantizeLinear's zero
+//     point is the lowest value of its type: the saturation then clamps what
+//     the Relu would (ONNX Runtime's rule);
+//   - each value inside the chain is read by the chain alone.
+// And DequantizeLinear -> MaxPool becomes MaxPool -> DequantizeLinear (for a
+// positive scale, the max of dequantized values is the dequantized max), so a
+// Conv after a pool is fused too and the pool runs on 8-bit values.
+// A DequantizeLinear that nothing reads any more is removed.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "graph/optimize.h"
+
+namespace hetsched {
+
+namespace {
+
+const Node* producer_of(const Graph& g, ValueId v, const char* op_type) {
+  if (v == kNoValue || g.values[v].producer == kNoNode) return nullptr;
+  const Node& n = g.nodes[g.values[v].producer];
+  return n.op_type == op_type ? &n : nullptr;
+}
+
+const Tensor* constant_input(const Graph& g, const Node& n, size_t i) {
+  ValueId v = n.input(i);
+  return v != kNoValue && g.values[v].is_constant() ? &*g.values[v].initializer : nullptr;
+}
+
+// The single node reading `v` (and no graph output), else kNoNode.
+NodeId sole_reader(const Graph& g, ValueId v) {
+  const Value& value = g.values[v];
+  if (value.consumers.size() != 1 || g.is_graph_output(v)) return kNoNode;
+  return value.consumers[0];
+}
+
+bool is_8bit(DType d) { return d == DType::kUInt8 || d == DType::kInt8; }
+
+// A scale (float32) and an optional zero point (8-bit) of one value each.
+bool per_tensor(const Graph& g, const Node& q) {
+  const Tensor* scale = constant_input(g, q, 1);
+  if (!scale || scale->dtype() != DType::kFloat32 || scale->numel() != 1) return false;
+  if (q.input(2) == kNoValue) return true;
+  const Tensor* zp = constant_input(g, q, 2);
+  return zp && zp->numel() == 1 && is_8bit(zp->dtype());
+}
+
+// `base`, or `base` with a number added when a value or node has that name.
+std::string out_name(const Graph& g, const std::string& base) {
+  std::string name = base;
+  for (int k = 2; g.find_value(name) != kNoValue || g.find_node(name) != kNoNode; ++k)
+    name = base + "." + std::to_string(k);
+  return name;
+}
+
+ValueId add_constant(Graph& g, const std::string& name, Tensor t) {
+  Value v;
+  v.name = out_name(g, name);
+  v.dtype = t.dtype();
+  v.has_shape = true;
+  v.shape = t.shape();
+  v.dim_params.assign(v.shape.size(), "");
+  v.initializer = std::move(t);
+  return g.add_value(std::move(v));
+}
+
+// The zero point input of a DequantizeLinear / QuantizeLinear, or a new
+// uint8 0 (the spec's default) when it has none.
+ValueId zero_point_of(Graph& g, const Node& q, const std::string& name) {
+  if (q.input(2) != kNoValue) return q.input(2);
+  return add_constant(g, name, Tensor::scalar<uint8_t>(0));
+}
+
+// A float32 constant's value for each of M channels: it holds one value, or
+// M along axis 1 of a tensor of rank `rank` (right-aligned broadcasting).
+bool per_channel(const Tensor* c, int64_t M, int64_t rank, std::vector<double>& out) {
+  if (!c || c->dtype() != DType::kFloat32 || c->rank() > rank) return false;
+  if (c->numel() != 1) {
+    if (c->numel() != M || rank < 2) return false;
+    int64_t channel_axis = 1 - (rank - c->rank());  // axis 1 of the output, in c's dims
+    for (int64_t d = 0; d < c->rank(); ++d)
+      if (c->dim(d) != (d == channel_axis ? M : 1)) return false;
+  }
+  out.resize(static_cast<size_t>(M));
+  for (int64_t m = 0; m < M; ++m) out[static_cast<size_t>(m)] = c->data<float>()[c->numel() == 1 ? 0 : m];
+  return true;
+}
+
+// Folds `op` (reading `in`, the chain's value so far) into alpha and gamma;
+// false when it is not an affine op of constants per channel.
+bool apply_affine(const Graph& g, const Node& op, ValueId in, int64_t M, int64_t rank, std::vector<double>& alpha,
+                  std::vector<double>& gamma) {
+  std::vector<double> c;
+  if ((op.op_type == "Mul" || op.op_type == "Add" || op.op_type == "Div") && op.inputs.size() == 2) {
+    size_t other = op.inputs[0] == in ? 1 : 0;
+    if (op.inputs[1 - other] != in || (op.op_type == "Div" && other != 1)) return false;
+    if (!per_channel(constant_input(g, op, other), M, rank, c)) return false;
+    for (size_t m = 0; m < c.size(); ++m) {
+      if (op.op_type == "Add") {
+        gamma[m] += c[m];
+      } else if (op.op_type == "Mul") {
+        alpha[m] *= c[m];
+        gamma[m] *= c[m];
+      } else {
+        alpha[m] /= c[m];
+        gamma[m] /= c[m];
+      }
+    }
+    return true;
+  }
+  if (op.op_type != "BatchNormalization" || op.inputs.size() != 5 || op.inputs[0] != in || rank < 2) return false;
+  for (size_t i = 1; i < op.outputs.size(); ++i)
+    if (op.outputs[i] != kNoValue) return false;  // training outputs
+  std::vector<double> scale, bias, mean, var;
+  auto vec = [&](size_t i, std::vector<double>& v) {  // one value per channel, 1-D
+    const Tensor* t = constant_input(g, op, i);
+    if (!t || t->dtype() != DType::kFloat32 || t->rank() != 1 || t->numel() != M) return false;
+    v.assign(t->data<float>(), t->data<float>() + M);
+    return true;
+  };
+  if (!vec(1, scale) || !vec(2, bias) || !vec(3, mean) || !vec(4, var)) return false;
+  const double eps = op.attr_float("epsilon", 1e-5f);
+  for (size_t m = 0; m < scale.size(); ++m) {
+    double s = scale[m] / std::sqrt(var[m] + eps);
+    alpha[m] *= s;
+    gamma[m] = (gamma[m] - mean[m]) * s + bias[m];
+  }
+  return true;
+}
+
+// DequantizeLinear (one positive scale) -> MaxPool becomes MaxPool on the
+// 8-bit values -> DequantizeLinear.
+bool try_swap_max_pool(Graph& g, NodeId pool_id) {
+  const Node& pool = g.nodes[pool_id];
+  const Node* dq = producer_of(g, pool.input(0), "DequantizeLinear");
+  if (!dq || !per_tensor(g, *dq) || constant_input(g, *dq, 1)->data<float>()[0] <= 0.0f) return false;
+  if (pool.outputs.size() != 1 || pool.attr_int("storage_order", 0) != 0) return false;
+  ValueId q = dq->inputs[0], out = pool.outputs[0];
+  if (!is_8bit(g.values[q].dtype)) return false;
+  Value pooled = g.values[out];
+  pooled.name = out_name(g, g.values[out].name + ".quantized");
+  pooled.dtype = g.values[q].dtype;
+  pooled.producer = kNoNode;
+  pooled.consumers.clear();
+  ValueId pooled_id = g.add_value(std::move(pooled));
+  Node dequantize = *dq;
+  dequantize.name = out_name(g, g.nodes[pool_id].name + ".dequantize");
+  dequantize.inputs[0] = pooled_id;
+  dequantize.outputs = {out};
+  g.nodes[pool_id].inputs[0] = q;
+  g.nodes[pool_id].outputs[0] = pooled_id;
+  g.add_node(std::move(dequantize));
+  return true;
+}
+
+bool try_fuse_conv(Graph& g, NodeId conv_id) {
+  const Node& conv = g.nodes[conv_id];
+  if (conv.inputs.size() < 2 || conv.outputs.size() != 1) return false;
+  const Node* dx = producer_of(g, conv.inputs[0], "DequantizeLinear");
+  const Node* dw = producer_of(g, conv.inputs[1], "DequantizeLinear");
+  if (!dx || !dw || !per_tensor(g, *dx) || !is_8bit(g.values[dx->inputs[0]].dtype)) return false;
+  // Weights: constant int8, zero points 0, one scale or one per output channel.
+  const Tensor* w = constant_input(g, *dw, 0);
+  const Tensor* w_scale = constant_input(g, *dw, 1);
+  if (!w || w->dtype() != DType::kInt8 || w->rank() < 3 || !w_scale || w_scale->dtype() != DType::kFloat32) return false;
+  if (w_scale->numel() != 1 && !(w_scale->rank() == 1 && w_scale->dim(0) == w->dim(0) && dw->attr_int("axis", 1) == 0))
+    return false;
+  if (dw->input(2) != kNoValue) {
+    const Tensor* w_zp = constant_input(g, *dw, 2);
+    if (!w_zp) return false;
+    for (int64_t z : w_zp->to_int64_vector())
+      if (z != 0) return false;
+  }
+  if (sole_reader(g, conv.inputs[1]) != conv_id) return false;
+  const int64_t M = w->dim(0);
+  const int64_t rank = static_cast<int64_t>(g.values[conv.outputs[0]].shape.size());
+  // The float result per output channel m is alpha[m] * Conv_without_bias + gamma[m].
+  std::vector<double> alpha(static_cast<size_t>(M), 1.0), gamma(static_cast<size_t>(M), 0.0);
+  if (conv.input(2) != kNoValue) {
+    const Tensor* b = constant_input(g, conv, 2);
+    if (!b || b->dtype() != DType::kFloat32 || b->numel() != M) return false;
+    for (int64_t m = 0; m < M; ++m) gamma[static_cast<size_t>(m)] = b->data<float>()[m];
+  }
+  // The chain after the Conv: affine ops, [Relu ->] QuantizeLinear.
+  std::vector<NodeId> chain;
+  NodeId relu = kNoNode;
+  NodeId next = sole_reader(g, conv.outputs[0]);
+  for (;; next = sole_reader(g, g.nodes[next].outputs[0])) {
+    if (next == kNoNode) return false;
+    const Node& op = g.nodes[next];
+    if (op.op_type == "QuantizeLinear") break;
+    if (relu != kNoNode) return false;
+    chain.push_back(next);
+    if (op.op_type == "Relu") {
+      relu = next;
+    } else if (!apply_affine(g, op, g.nodes[chain.size() == 1 ? conv_id : chain[chain.size() - 2]].outputs[0], M,
+                             rank, alpha, gamma)) {
+      return false;
+    }
+  }
+  const Node& q = g.nodes[next];
+  if (!per_tensor(g, q)) return false;
+  const float x_scale = constant_input(g, *dx, 1)->data<float>()[0];
+  const Tensor* y_zp = constant_input(g, q, 2);
+  if (relu != kNoNode) {
+    int64_t lowest = y_zp && y_zp->dtype() == DType::kInt8 ? -128 : 0;
+    if ((y_zp ? y_zp->to_int64_vector()[0] : 0) != lowest) return false;
+  }
+  // Weight scales times alpha; the bias int32 at scale x_scale * w_scale.
+  Tensor scales(DType::kFloat32, {M});
+  Tensor bias(DType::kInt32, {M});
+  for (int64_t m = 0; m < M; ++m) {
+    size_t k = static_cast<size_t>(m);
+    float ws = static_cast<float>(w_scale->data<float>()[w_scale->numel() == 1 ? 0 : m] * alpha[k]);
+    double unit = static_cast<double>(x_scale) * ws;
+    if (!std::isfinite(ws) || ws == 0.0f || unit == 0.0) return false;
+    double v = std::nearbyint(gamma[k] / unit);
+    if (!(std::fabs(v) < 2147483647.0)) return false;
+    scales.data<float>()[m] = ws;
+    bias.data<int32_t>()[m] = static_cast<int32_t>(v);
+  }
+  bool has_bias = false;
+  for (int64_t m = 0; m < M; ++m) has_bias = has_bias || bias.data<int32_t>()[m] != 0;
+
+  // Decided: build the QLinearConv.
+  const std::string name = conv.name;
+  Node fused;
+  fused.name = name;
+  fused.op_type = "QLinearConv";
+  fused.opset = std::max<int64_t>(conv.opset, 10);
+  for (const char* key : {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"})
+    if (conv.has_attr(key)) fused.attributes[key] = conv.attributes.at(key);
+  fused.inputs = {dx->inputs[0],
+                  dx->inputs[1],
+                  zero_point_of(g, *dx, name + ".x_zero_point"),
+                  dw->inputs[0],
+                  add_constant(g, name + ".w_scale", std::move(scales)),
+                  add_constant(g, name + ".w_zero_point", Tensor(DType::kInt8, {M})),
+                  q.inputs[1],
+                  zero_point_of(g, q, name + ".y_zero_point")};
+  if (has_bias) fused.inputs.push_back(add_constant(g, name + ".bias_int32", std::move(bias)));
+  fused.outputs = {g.nodes[next].outputs[0]};
+  // Dead: the Conv, the chain and the QuantizeLinear (the DequantizeLinears
+  // nothing reads any more go at the end of the pass).
+  chain.push_back(conv_id);
+  chain.push_back(next);
+  for (NodeId dead : chain) g.nodes[dead].op_type.clear();
+  g.add_node(std::move(fused));
+  return true;
+}
+
+}  // namespace
+
+int fuse_quantized_ops(Graph& graph) {
+  int n_fused = 0;
+  const size_t n_nodes = graph.nodes.size();
+  for (size_t n = 0; n < n_nodes; ++n)
+    if (graph.nodes[n].op_type == "MaxPool" && try_swap_max_pool(graph, static_cast<NodeId>(n))) ++n_fused;
+  if (n_fused) graph.finalize();  // the Convs below read the new DequantizeLinears
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    if (graph.nodes[n].op_type == "Conv" && try_fuse_conv(graph, static_cast<NodeId>(n))) ++n_fused;
+  if (n_fused == 0) return 0;
+  // A DequantizeLinear read by fused Convs only is read by nothing now.
+  std::vector<int> reads(graph.values.size(), 0);
+  for (const Node& node : graph.nodes)
+    if (!node.op_type.empty())
+      for (ValueId v : node.inputs)
+        if (v != kNoValue) ++reads[v];
+  for (Node& node : graph.nodes)
+    if (node.op_type == "DequantizeLinear" && reads[node.outputs[0]] == 0 && !graph.is_graph_output(node.outputs[0]))
+      node.op_type.clear();
+  graph.finalize();
+  return n_fused;
+}
+
+}  // namespace hetsched
