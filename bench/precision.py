@@ -1,20 +1,26 @@
 #!/usr/bin/python3
-"""float16 models against their float32 twins: a model stored in float16 runs as fast.
+"""float16 and int8 models against their float32 twins.
 
 Method
 ------
 1. torchvision models (random weights, seeded) exported by torch.onnx in
-   float32; the float16 twin is the same file with its float32 weights, input
-   and output stored as float16 (what a float16 export or converter writes).
+   float32, and two twins:
+   - float16: the same file with its float32 weights, input and output stored
+     as float16 (what a float16 export or converter writes);
+   - int8: torchvision's quantizable version of the model after PyTorch's
+     quantization-aware training recipe (fused Conv-BN-ReLU, uint8
+     activations, int8 per-channel symmetric weights, observers calibrated on
+     random images then frozen), exported in the QDQ format.
 2. One session per file on one device (default cpu:0: one core, the stable
    timings), in one process (the hetsched Python module); the same random
-   input, as float16 for the twin.
-3. Rounds: in each, both sessions run `-n` times, in an order swapped from
-   round to round. Figures: the median over the rounds of each round's
-   median; ratio = float16 / float32; the spread is the min-max of the
-   rounds' medians. The twin's output is checked against the float32 one
-   (cosine similarity, and the largest difference relative to the largest
-   output).
+   input (as float16 for the float16 twin).
+3. Rounds: in each, the float32 session and the twin run `-n` times each, in
+   an order swapped from round to round. Figures: the median over the rounds
+   of each round's median; ratio = twin / float32; the spread is the min-max
+   of the rounds' medians. Outputs: the float16 twin against the float32
+   model, the int8 twin against PyTorch running the same quantized model
+   (fake quantization) and against hetsched's reference kernels (cosine
+   similarity; the largest difference relative to the largest output).
 
 Run on a quiet machine: nothing else running.
 """
@@ -31,7 +37,8 @@ import numpy as np
 from bench_common import cpu_model, geomean, write_csv
 
 # Models whose random-weight outputs float16 can hold (mobilenet_v2's are ~1e-10, below its range).
-MODELS = ["resnet18", "resnet50", "squeezenet1_0", "googlenet"]
+HALF_MODELS = ["resnet18", "resnet50", "squeezenet1_0", "googlenet"]
+INT8_MODELS = ["resnet50", "mobilenet_v2"]
 
 
 def export(name, path, shape):
@@ -42,6 +49,38 @@ def export(name, path, shape):
     kwargs = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
     torch.onnx.export(model, torch.rand(*shape), path, input_names=["x"], output_names=["y"], opset_version=13,
                       **kwargs)
+
+
+def export_qat(name, path, shape):
+    """The QDQ export of torchvision's quantizable `name` after quantization-aware training; the module."""
+    import torch
+    from torch.ao import quantization as q
+    from torchvision.models import quantization as quantizable
+    torch.manual_seed(0)
+    model = getattr(quantizable, name)(weights=None, quantize=False)
+    model.train()
+    model.fuse_model(is_qat=True)
+    model.qconfig = q.QConfig(
+        activation=q.FakeQuantize.with_args(observer=q.MovingAverageMinMaxObserver, quant_min=0, quant_max=255,
+                                            dtype=torch.quint8),
+        weight=q.FakeQuantize.with_args(observer=q.MovingAveragePerChannelMinMaxObserver, quant_min=-128,
+                                        quant_max=127, dtype=torch.qint8, qscheme=torch.per_channel_symmetric))
+    q.prepare_qat(model, inplace=True)
+    with torch.no_grad():
+        for _ in range(3):
+            model(torch.rand(*shape))
+    model.apply(q.disable_observer)
+    model.eval()
+    kwargs = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+    torch.onnx.export(model, torch.rand(*shape), path, input_names=["x"], output_names=["y"], opset_version=13,
+                      **kwargs)
+    return model
+
+
+def compared(a, b):
+    """Cosine similarity, and the largest difference relative to b's largest value."""
+    a, b = a.ravel().astype(np.float64), b.ravel().astype(np.float64)
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b))), float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
 
 
 def stored_in_float16(path, out_path):
@@ -88,48 +127,59 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["XDG_CACHE_HOME"] = tmp
-        for name in MODELS:
-            path32, path16 = os.path.join(tmp, name + ".onnx"), os.path.join(tmp, name + "_f16.onnx")
-            export(name, path32, shape)
-            stored_in_float16(path32, path16)
+        x = np.random.default_rng(0).uniform(-1, 1, shape).astype(np.float32)
+
+        def measure(name, variant, path32, twin_path, twin_x, checks):
             s32 = hetsched.Session(path32, devices=args.devices)
-            s16 = hetsched.Session(path16, devices=args.devices)
-            x = np.random.default_rng(0).uniform(-1, 1, shape).astype(np.float32)
-            f32, f16 = {"x": x}, {"x": x.astype(np.float16)}
-            y32 = s32.run(f32)["y"].ravel().astype(np.float64)
-            y16 = s16.run(f16)["y"].ravel().astype(np.float64)
-            cosine = float(y32 @ y16 / (np.linalg.norm(y32) * np.linalg.norm(y16)))
-            max_rel = float(np.max(np.abs(y32 - y16)) / np.max(np.abs(y32)))
-            ms32, ms16 = [], []
+            twin = hetsched.Session(twin_path, devices=args.devices)
+            y = twin.run({"x": twin_x})["y"]
+            ms32, ms_twin = [], []
             for r in range(rounds):
-                order = [(s32, f32, ms32), (s16, f16, ms16)]
+                order = [(s32, {"x": x}, ms32), (twin, {"x": twin_x}, ms_twin)]
                 if r % 2:
                     order.reverse()
                 for session, feeds, out in order:
                     out.append(timed(session, feeds, n))
-            p32, p16 = statistics.median(ms32), statistics.median(ms16)
-            row = {
-                "model": name,
-                "float32_ms": round(p32, 3),
-                "float16_ms": round(p16, 3),
-                "ratio": round(p16 / p32, 3),
-                "spread_float32": f"{min(ms32):.3f}-{max(ms32):.3f}",
-                "spread_float16": f"{min(ms16):.3f}-{max(ms16):.3f}",
-                "fallbacks_float32": s32.summary["n_fallbacks"],
-                "fallbacks_float16": s16.summary["n_fallbacks"],
-                "cosine": round(cosine, 6),
-                "max_rel_diff": f"{max_rel:.2e}",
-            }
+            p32, p_twin = statistics.median(ms32), statistics.median(ms_twin)
+            row = {"model": name, "variant": variant, "float32_ms": round(p32, 3), "twin_ms": round(p_twin, 3),
+                   "ratio": round(p_twin / p32, 3), "spread_float32": f"{min(ms32):.3f}-{max(ms32):.3f}",
+                   "spread_twin": f"{min(ms_twin):.3f}-{max(ms_twin):.3f}",
+                   "fallbacks_twin": twin.summary["n_fallbacks"]}
+            text = []
+            for what, want in checks:
+                cosine, max_rel = compared(y, want(twin))
+                row[f"cosine_vs_{what}"] = round(cosine, 6)
+                row[f"max_rel_diff_vs_{what}"] = f"{max_rel:.2e}"
+                text.append(f"vs {what}: cosine {cosine:.6f}, max diff {max_rel:.1e}")
             rows.append(row)
-            print(f"{name:14s} float32 {p32:8.3f} ms  float16 {p16:8.3f} ms  ratio {row['ratio']:.3f}  "
-                  f"cosine {cosine:.6f}  max diff {max_rel:.1e} of the largest output  "
-                  f"fallbacks {row['fallbacks_float32']}/{row['fallbacks_float16']}", flush=True)
-    ratios = [r["ratio"] for r in rows]
-    print(f"float16 / float32: geometric mean {geomean(ratios):.3f}, worst {max(ratios):.3f}")
-    comment = (f"float16 twins, {args.devices}, {rounds} rounds x {n} runs, input {'x'.join(map(str, shape))}; "
+            print(f"{name:14s} {variant:8s} float32 {p32:8.3f} ms  {variant} {p_twin:8.3f} ms  ratio {row['ratio']:.3f}  "
+                  f"{'; '.join(text)}  fallbacks {row['fallbacks_twin']}", flush=True)
+
+        for name in HALF_MODELS:
+            path32, path16 = os.path.join(tmp, name + ".onnx"), os.path.join(tmp, name + "_f16.onnx")
+            export(name, path32, shape)
+            stored_in_float16(path32, path16)
+            y32 = hetsched.Session(path32, devices=args.devices).run({"x": x})["y"]
+            measure(name, "float16", path32, path16, x.astype(np.float16), [("float32", lambda _: y32)])
+        import torch
+        for name in INT8_MODELS:
+            path32, path8 = os.path.join(tmp, name + ".onnx"), os.path.join(tmp, name + "_qdq.onnx")
+            if not os.path.exists(path32):
+                export(name, path32, shape)
+            model = export_qat(name, path8, shape)
+            with torch.no_grad():
+                want = model(torch.from_numpy(x)).numpy()
+            reference = hetsched.Session(path8, reference=True).run({"x": x})["y"]
+            measure(name, "int8", path32, path8, x,
+                    [("pytorch", lambda _: want), ("reference", lambda _: reference)])
+    for variant in ("float16", "int8"):
+        ratios = [r["ratio"] for r in rows if r["variant"] == variant]
+        print(f"{variant} / float32: geometric mean {geomean(ratios):.3f}, worst {max(ratios):.3f}")
+    comment = (f"float16 and int8 twins, {args.devices}, {rounds} rounds x {n} runs, input {'x'.join(map(str, shape))}; "
                f"{cpu_model()}; {os.cpu_count()} cores; hetsched Python module, PyTorch "
                f"{__import__('torch').__version__} exports")
-    write_csv(args.csv, comment, rows)
+    keys = list(dict.fromkeys(k for r in rows for k in r))  # the float16 and int8 rows check different things
+    write_csv(args.csv, comment, [{k: r.get(k, "") for k in keys} for r in rows])
 
 
 if __name__ == "__main__":

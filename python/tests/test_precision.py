@@ -137,5 +137,54 @@ class HalfAndQuantizedAgainstPyTorch(unittest.TestCase):
             np.testing.assert_allclose(got, reference.run({"x": x.numpy()})["y"], rtol=0, atol=1e-5)
 
 
+def export_qat(name, path, shape):
+    """torchvision's quantizable `name` after PyTorch's quantization-aware training
+    recipe (fused Conv-BN-ReLU, uint8 activations, int8 per-channel weights; the
+    observers calibrated on random images, then frozen), exported in the QDQ
+    format; returns the PyTorch module."""
+    from torch.ao import quantization as q
+    from torchvision.models import quantization as quantizable
+    torch.manual_seed(0)
+    model = getattr(quantizable, name)(weights=None, quantize=False)
+    model.train()
+    model.fuse_model(is_qat=True)
+    model.qconfig = q.QConfig(
+        activation=q.FakeQuantize.with_args(observer=q.MovingAverageMinMaxObserver, quant_min=0, quant_max=255,
+                                            dtype=torch.quint8),
+        weight=q.FakeQuantize.with_args(observer=q.MovingAveragePerChannelMinMaxObserver, quant_min=-128,
+                                        quant_max=127, dtype=torch.qint8, qscheme=torch.per_channel_symmetric))
+    q.prepare_qat(model, inplace=True)
+    with torch.no_grad():
+        for _ in range(3):
+            model(torch.rand(*shape))
+    model.apply(q.disable_observer)
+    model.eval()
+    export(model, torch.rand(*shape), path)
+    return model
+
+
+@unittest.skipIf(torch is None, "needs python3-torch and python3-onnx")
+class QuantizationAwareTrainingExport(unittest.TestCase):
+    def test_every_conv_of_a_qat_resnet18_runs_in_int8(self):
+        path = os.path.join(TMP, "resnet18_qat.onnx")
+        model = export_qat("resnet18", path, (1, 3, 64, 64))
+        n_convs = sum(isinstance(m, torch.nn.Conv2d) for m in model.modules())
+        session = hetsched.Session(path, devices="cpu:0")
+        self.assertEqual(session.summary["n_fallbacks"], 0, session.summary["fallbacks"])
+        explained = session.explain()
+        launches = [line for line in explained.splitlines() if " launch " in line]
+        self.assertEqual(sum(" QLinearConv " in line for line in launches), n_convs, explained)
+        reference = hetsched.Session(path, reference=True)
+        for seed in range(2):
+            x = np.random.default_rng(seed).uniform(-1, 1, (1, 3, 64, 64)).astype(np.float32)
+            got = session.run({"x": x})["y"].ravel().astype(np.float64)
+            with torch.no_grad():
+                want = model(torch.from_numpy(x)).numpy().ravel().astype(np.float64)
+            exact = reference.run({"x": x})["y"].ravel().astype(np.float64)
+            for other, what in ((want, "PyTorch"), (exact, "the reference kernels")):
+                cosine = got @ other / (np.linalg.norm(got) * np.linalg.norm(other))
+                self.assertGreater(cosine, 0.99, f"seed {seed}, against {what}")
+
+
 if __name__ == "__main__":
     unittest.main()
