@@ -83,10 +83,10 @@ bench-serve: build
 bench-free-dims: build
 	/usr/bin/python3 bench/free_dims.py --python $(BUILD_DIR)/python
 
-# float16 twins of torchvision models against their float32 originals (minutes).
+# float16 and int8 twins of torchvision models against their float32 originals (minutes).
 .PHONY: bench-precision
 bench-precision: build
-	/usr/bin/python3 bench/precision.py --python $(BUILD_DIR)/python
+	/usr/bin/python3 bench/precision.py --python $(BUILD_DIR)/python --hetsched $(BUILD_DIR)/hetsched
 
 # Every scheduler's plan predicted and measured as compare shows them, on
 # googlenet, inception_v3 and mobilenet_v2 (minutes; see bench/README.md).

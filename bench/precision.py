@@ -7,10 +7,12 @@ Method
    float32, and two twins:
    - float16: the same file with its float32 weights, input and output stored
      as float16 (what a float16 export or converter writes);
-   - int8: torchvision's quantizable version of the model after PyTorch's
-     quantization-aware training recipe (fused Conv-BN-ReLU, uint8
+   - int8-qat: torchvision's quantizable version of the model after
+     PyTorch's quantization-aware training recipe (fused Conv-BN-ReLU, uint8
      activations, int8 per-channel symmetric weights, observers calibrated on
-     random images then frozen), exported in the QDQ format.
+     random images then frozen), exported in the QDQ format;
+   - int8: the float32 file quantized by `hetsched quantize --per-channel`,
+     calibrated on 8 random images (saved as .npy, given with --calibration).
 2. One session per file on one device (default cpu:0: one core, the stable
    timings), in one process (the hetsched Python module); the same random
    input (as float16 for the float16 twin).
@@ -18,9 +20,10 @@ Method
    an order swapped from round to round. Figures: the median over the rounds
    of each round's median; ratio = twin / float32; the spread is the min-max
    of the rounds' medians. Outputs: the float16 twin against the float32
-   model, the int8 twin against PyTorch running the same quantized model
-   (fake quantization) and against hetsched's reference kernels (cosine
-   similarity; the largest difference relative to the largest output).
+   model, the int8-qat twin against PyTorch running the same quantized model
+   (fake quantization), both int8 twins against hetsched's reference kernels
+   running them, the int8 one against the float32 model (cosine similarity;
+   the largest difference relative to the largest output).
 
 Run on a quiet machine: nothing else running.
 """
@@ -34,7 +37,7 @@ import time
 
 import numpy as np
 
-from bench_common import cpu_model, geomean, write_csv
+from bench_common import cpu_model, geomean, run, write_csv
 
 # Models whose random-weight outputs float16 can hold (mobilenet_v2's are ~1e-10, below its range).
 HALF_MODELS = ["resnet18", "resnet50", "squeezenet1_0", "googlenet"]
@@ -113,6 +116,7 @@ def timed(session, feeds, n):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--python", default="build/python", help="folder holding the hetsched Python package")
+    ap.add_argument("--hetsched", default="build/hetsched", help="the hetsched CLI (for `hetsched quantize`)")
     ap.add_argument("--devices", default="cpu:0")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("-n", type=int, default=10, help="runs per session and round")
@@ -170,9 +174,21 @@ def main():
             with torch.no_grad():
                 want = model(torch.from_numpy(x)).numpy()
             reference = hetsched.Session(path8, reference=True).run({"x": x})["y"]
-            measure(name, "int8", path32, path8, x,
+            measure(name, "int8-qat", path32, path8, x,
                     [("pytorch", lambda _: want), ("reference", lambda _: reference)])
-    for variant in ("float16", "int8"):
+            quantized = os.path.join(tmp, name + "_int8.onnx")
+            cmd = [args.hetsched, "quantize", path32, "-o", quantized, "--per-channel"]
+            rng = np.random.default_rng(1)
+            for k in range(8):
+                image = os.path.join(tmp, f"calibration{k}.npy")
+                np.save(image, rng.uniform(-1, 1, shape).astype(np.float32))
+                cmd += ["--calibration", f"x={image}"]
+            run(cmd)
+            y32 = hetsched.Session(path32, devices=args.devices).run({"x": x})["y"]
+            reference = hetsched.Session(quantized, reference=True).run({"x": x})["y"]
+            measure(name, "int8", path32, quantized, x,
+                    [("float32", lambda _: y32), ("reference", lambda _: reference)])
+    for variant in ("float16", "int8-qat", "int8"):
         ratios = [r["ratio"] for r in rows if r["variant"] == variant]
         print(f"{variant} / float32: geometric mean {geomean(ratios):.3f}, worst {max(ratios):.3f}")
     comment = (f"float16 and int8 twins, {args.devices}, {rounds} rounds x {n} runs, input {'x'.join(map(str, shape))}; "

@@ -186,5 +186,38 @@ class QuantizationAwareTrainingExport(unittest.TestCase):
                 self.assertGreater(cosine, 0.99, f"seed {seed}, against {what}")
 
 
+@unittest.skipIf(torch is None or not os.environ.get("HETSCHED_CLI"), "needs python3-torch and the hetsched CLI")
+class QuantizeCommand(unittest.TestCase):
+    def test_hetsched_quantize_writes_a_qdq_model_that_runs_in_int8(self):
+        import subprocess
+        import torchvision
+        torch.manual_seed(0)
+        model = torchvision.models.resnet18(weights=None).eval()
+        path, out = os.path.join(TMP, "resnet18.onnx"), os.path.join(TMP, "resnet18_int8.onnx")
+        export(model, torch.rand(1, 3, 64, 64), path)
+        args = [os.environ["HETSCHED_CLI"], "quantize", path, "-o", out, "--per-channel"]
+        rng = np.random.default_rng(0)
+        for k in range(4):
+            image = os.path.join(TMP, f"calibration{k}.npy")
+            np.save(image, rng.uniform(-1, 1, (1, 3, 64, 64)).astype(np.float32))
+            args += ["--calibration", f"x={image}"]
+        done = subprocess.run(args, capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("20 Convs quantized (per-channel weights", done.stdout)
+        # A standard ONNX model: the checker and shape inference accept it.
+        onnx.checker.check_model(onnx.load(out), full_check=True)
+        ops = [n.op_type for n in onnx.load(out).graph.node]
+        self.assertEqual(ops.count("Conv"), 20)
+        self.assertGreaterEqual(ops.count("QuantizeLinear"), 20)
+        session = hetsched.Session(out, devices="cpu:0")
+        launches = [line for line in session.explain().splitlines() if " launch " in line]
+        self.assertEqual(sum(" QLinearConv " in line for line in launches), 20)
+        float32 = hetsched.Session(path, devices="cpu:0")
+        x = rng.uniform(-1, 1, (1, 3, 64, 64)).astype(np.float32)
+        got = session.run({"x": x})["y"].ravel().astype(np.float64)
+        want = float32.run({"x": x})["y"].ravel().astype(np.float64)
+        self.assertGreater(got @ want / (np.linalg.norm(got) * np.linalg.norm(want)), 0.95)
+
+
 if __name__ == "__main__":
     unittest.main()

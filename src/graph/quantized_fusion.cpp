@@ -18,15 +18,16 @@
 //     shift the bias; the bias then becomes int32 at scale x_scale * w_scale
 //     (ONNX's QLinearConv bias), rounded to nearest: its error is at most half
 //     a unit of the accumulator, far below one unit of the output;
-//   - a Relu before the QuantizeLinear only when the QuantizeLinear's zero
-//     point is the lowest value of its type: the saturation then clamps what
-//     the Relu would (ONNX Runtime's rule);
+//   - a Relu (or a Clip, as ReLU6 exports) before the QuantizeLinear only
+//     when the QuantizeLinear's saturation clamps what it would: for a Relu,
+//     a zero point at the lowest value of its type (ONNX Runtime's rule);
 //   - each value inside the chain is read by the chain alone.
 // And DequantizeLinear -> MaxPool becomes MaxPool -> DequantizeLinear (for a
 // positive scale, the max of dequantized values is the dequantized max), so a
 // Conv after a pool is fused too and the pool runs on 8-bit values.
 // A DequantizeLinear that nothing reads any more is removed.
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -173,6 +174,34 @@ bool try_swap_max_pool(Graph& g, NodeId pool_id) {
   return true;
 }
 
+// Whether QuantizeLinear `q`'s saturation clamps what `clamp` (a Relu, or a
+// Clip of constant bounds) would: Q is monotonic, so Q(clamp(v)) =
+// clamp(Q(v), Q(lo), Q(hi)), which is Q(v) when Q(lo) and Q(hi) saturate.
+bool clamped_by_saturation(const Graph& g, const Node& clamp, const Node& q) {
+  float lo = 0.0f, hi = std::numeric_limits<float>::infinity();
+  if (clamp.op_type == "Clip") {
+    if (clamp.opset < 11) {
+      lo = clamp.attr_float("min", -std::numeric_limits<float>::infinity());
+      hi = clamp.attr_float("max", std::numeric_limits<float>::infinity());
+    } else {
+      for (size_t i : {1, 2}) {
+        if (clamp.input(i) == kNoValue) continue;
+        const Tensor* bound = constant_input(g, clamp, i);
+        if (!bound || bound->dtype() != DType::kFloat32 || bound->numel() != 1) return false;
+        (i == 1 ? lo : hi) = bound->data<float>()[0];
+      }
+      if (clamp.input(1) == kNoValue) lo = -std::numeric_limits<float>::infinity();
+    }
+  }
+  const float scale = constant_input(g, q, 1)->data<float>()[0];
+  const Tensor* zp = constant_input(g, q, 2);
+  const bool s8 = zp && zp->dtype() == DType::kInt8;
+  const double z = zp ? static_cast<double>(zp->to_int64_vector()[0]) : 0.0;
+  const double qmin = s8 ? -128 : 0, qmax = s8 ? 127 : 255;
+  if (!(scale > 0.0f)) return false;
+  return std::nearbyint(lo / scale) + z <= qmin && std::nearbyint(hi / scale) + z >= qmax;
+}
+
 bool try_fuse_conv(Graph& g, NodeId conv_id) {
   const Node& conv = g.nodes[conv_id];
   if (conv.inputs.size() < 2 || conv.outputs.size() != 1) return false;
@@ -201,9 +230,9 @@ bool try_fuse_conv(Graph& g, NodeId conv_id) {
     if (!b || b->dtype() != DType::kFloat32 || b->numel() != M) return false;
     for (int64_t m = 0; m < M; ++m) gamma[static_cast<size_t>(m)] = b->data<float>()[m];
   }
-  // The chain after the Conv: affine ops, [Relu ->] QuantizeLinear.
+  // The chain after the Conv: affine ops, [Relu or Clip ->] QuantizeLinear.
   std::vector<NodeId> chain;
-  NodeId relu = kNoNode;
+  NodeId relu = kNoNode;  // or Clip
   NodeId next = sole_reader(g, conv.outputs[0]);
   for (;; next = sole_reader(g, g.nodes[next].outputs[0])) {
     if (next == kNoNode) return false;
@@ -211,7 +240,7 @@ bool try_fuse_conv(Graph& g, NodeId conv_id) {
     if (op.op_type == "QuantizeLinear") break;
     if (relu != kNoNode) return false;
     chain.push_back(next);
-    if (op.op_type == "Relu") {
+    if (op.op_type == "Relu" || op.op_type == "Clip") {
       relu = next;
     } else if (!apply_affine(g, op, g.nodes[chain.size() == 1 ? conv_id : chain[chain.size() - 2]].outputs[0], M,
                              rank, alpha, gamma)) {
@@ -222,10 +251,7 @@ bool try_fuse_conv(Graph& g, NodeId conv_id) {
   if (!per_tensor(g, q)) return false;
   const float x_scale = constant_input(g, *dx, 1)->data<float>()[0];
   const Tensor* y_zp = constant_input(g, q, 2);
-  if (relu != kNoNode) {
-    int64_t lowest = y_zp && y_zp->dtype() == DType::kInt8 ? -128 : 0;
-    if ((y_zp ? y_zp->to_int64_vector()[0] : 0) != lowest) return false;
-  }
+  if (relu != kNoNode && !clamped_by_saturation(g, g.nodes[relu], q)) return false;
   // Weight scales times alpha; the bias int32 at scale x_scale * w_scale.
   Tensor scales(DType::kFloat32, {M});
   Tensor bias(DType::kInt32, {M});

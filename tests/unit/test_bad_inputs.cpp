@@ -192,6 +192,16 @@ void make_bad_files(const fs::path& dir) {
   *node->add_attribute() = ints_attribute("kernel_shape", {5, 5});
   write_model(conv, dir / "conv_attr.onnx");
 
+  // A model already in the QDQ format: x -> QuantizeLinear -> DequantizeLinear -> y.
+  auto qdq = make_model(13);
+  auto* qg = qdq.mutable_graph();
+  *qg->add_input() = tensor_info("x", onnx::TensorProto_DataType_FLOAT, {2, 3});
+  *qg->add_output() = tensor_info("y", onnx::TensorProto_DataType_FLOAT, {2, 3});
+  *qg->add_initializer() = float_tensor("scale", {}, {0.1f});
+  *qg->add_node() = make_node("QuantizeLinear", {"x", "scale"}, {"q"}, "quantize");
+  *qg->add_node() = make_node("DequantizeLinear", {"q", "scale"}, {"y"}, "dequantize");
+  write_model(qdq, dir / "qdq.onnx");
+
   auto attr_type = relu_add_model();  // LeakyRelu's alpha as a string
   auto* leaky = attr_type.mutable_graph()->mutable_node(0);
   leaky->set_op_type("LeakyRelu");
@@ -454,6 +464,18 @@ const BadInput kBadInputs[] = {
     {"cli_unknown_command", "frobnicate good.onnx", 2, {"'frobnicate'"}, "unknown command", {}},
     {"cli_unknown_top_level_option", "--bogus", 2, {"'--bogus'"}, "(commands: run, ", {}},
     {"conformance_missing_folder", "conformance absent_suite", 1, {"absent_suite"}, "no such folder", {}},
+    {"quantize_already_quantized", "quantize qdq.onnx -o out.onnx", 1, {"qdq.onnx", "'quantize'"},
+     "already quantized", {"out.onnx"}},
+    {"quantize_unknown_method", "quantize good.onnx -o out.onnx --method entropy", 2, {"--method", "entropy"},
+     "not in {minmax}", {"out.onnx"}},
+    {"quantize_calibration_without_file", "quantize good.onnx -o out.onnx --calibration x", 2, {"--calibration", "'x'"},
+     "expected NAME=FILE", {"out.onnx"}},
+    {"quantize_calibration_missing_file", "quantize good.onnx -o out.onnx --calibration x=absent.npy", 1,
+     {"--calibration x", "absent.npy"}, "cannot open", {"out.onnx"}},
+    {"quantize_calibration_wrong_shape", "quantize good.onnx -o out.onnx --calibration x=x_shape.npy", 1,
+     {"calibration run 1", "'x'"}, "expected", {"out.onnx"}},
+    {"quantize_nothing_to_quantize", "quantize good.onnx -o out.onnx", 1, {"good.onnx"}, "no float32 Conv",
+     {"out.onnx"}},
 
     // Profile database: a path that cannot hold one (a corrupt file is
     // rebuilt instead: see BadProfileDatabase below).

@@ -31,6 +31,7 @@
 #include "devices_command.h"
 #include "plan_commands.h"
 #include "profile_command.h"
+#include "quantize_command.h"
 #include "schedule_dag_command.h"
 #include "serve_command.h"
 #include "simulate_command.h"
@@ -554,7 +555,7 @@ int main(int argc, char** argv) {
   conformance.add_to(app);
   lists.add_to(app);
   int demo_exit_code = 0, devices_exit_code = 0, plan_exit_code = 0, profile_exit_code = 0, simulate_exit_code = 0, compare_exit_code = 0,
-      schedule_dag_exit_code = 0, serve_exit_code = 0;
+      schedule_dag_exit_code = 0, serve_exit_code = 0, quantize_exit_code = 0;
   add_demo_command(app, &demo_exit_code);
   add_devices_command(app, &devices_exit_code);
   add_plan_commands(app, &plan_exit_code);
@@ -563,6 +564,7 @@ int main(int argc, char** argv) {
   add_compare_command(app, &compare_exit_code);
   add_schedule_dag_command(app, &schedule_dag_exit_code);
   add_serve_command(app, &serve_exit_code);
+  add_quantize_command(app, &quantize_exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -593,5 +595,5 @@ int main(int argc, char** argv) {
   }
   return run.exit_code | export_cmd.exit_code | conformance.exit_code | demo_exit_code | devices_exit_code |
          plan_exit_code | profile_exit_code | simulate_exit_code | compare_exit_code |
-         schedule_dag_exit_code | serve_exit_code;
+         schedule_dag_exit_code | serve_exit_code | quantize_exit_code;
 }

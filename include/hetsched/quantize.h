@@ -1,0 +1,52 @@
+// Static post-training quantization to the QDQ format: what `hetsched
+// quantize` runs.
+//
+// The model's float32 Convs (constant weights) are quantized: their weights
+// to int8, symmetric (zero point 0), one scale per tensor or, with
+// per_channel, per output channel; their biases to int32 at scale
+// x_scale * w_scale; their input activations, and their outputs (after a
+// Relu or Clip that alone reads the Conv's output), to uint8, asymmetric, with the
+// range (including 0) each value takes over the calibration inputs (min-max
+// calibration). Each activation gets one QuantizeLinear -> DequantizeLinear
+// pair read by all its consumers; weights and biases are stored quantized
+// behind a DequantizeLinear. The file written is a standard ONNX model of
+// the graph as hetsched optimised it at load (BatchNormalization folded into
+// the Convs, constants folded), opset unchanged, so ONNX Runtime and
+// TensorRT read it too; hetsched runs each quantized Conv as one int8
+// QLinearConv (docs/user-guide.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hetsched/session.h"
+
+namespace hetsched {
+
+struct QuantizeOptions {
+  // Inputs to calibrate on, one map per run. Empty: `n_random` random
+  // inputs (Session::random_inputs), which QuantizeReport says.
+  std::vector<TensorMap> calibration;
+  int n_random = 8;
+  bool per_channel = false;
+  // Where the calibration runs (hetsched devices syntax).
+  std::string devices = "cpu";
+};
+
+struct QuantizeReport {
+  int n_quantized_convs = 0;
+  int n_activations = 0;        // values given a QuantizeLinear -> DequantizeLinear pair
+  int n_calibration_runs = 0;
+  bool random_calibration = false;
+  std::vector<std::string> skipped;  // "<node label>: why", Convs left in float32
+};
+
+// Quantizes `model` (a path) as above and writes `out_path`. Throws
+// Error(kUnsupported) for a model already quantized, without a Conv to
+// quantize, or of an opset before 10 (13 with per_channel, which needs
+// DequantizeLinear's axis), and Error(kInvalidInput) for calibration inputs
+// the model does not take (naming the run).
+QuantizeReport quantize_model(const std::string& model, const std::string& out_path,
+                              const QuantizeOptions& options = {});
+
+}  // namespace hetsched

@@ -1,0 +1,248 @@
+// Static post-training quantization (quantize.h), in four passes.
+#include "hetsched/quantize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "graph/onnx_export.h"
+
+namespace hetsched {
+
+namespace {
+
+struct Range {
+  float lo = 0.0f, hi = 0.0f;  // always includes 0, as uint8 quantization needs
+};
+
+// uint8, asymmetric: the range onto 0..255 with 0 exact.
+std::pair<float, uint8_t> uint8_parameters(const Range& r) {
+  float scale = (r.hi - r.lo) / 255.0f;
+  if (!(scale > 0.0f) || !std::isfinite(scale)) return {1.0f, 0};
+  double zp = std::nearbyint(-static_cast<double>(r.lo) / scale);
+  return {scale, static_cast<uint8_t>(std::clamp(zp, 0.0, 255.0))};
+}
+
+std::string unused_name(const Graph& g, const std::string& base) {
+  std::string name = base;
+  for (int k = 2; g.find_value(name) != kNoValue || g.find_node(name) != kNoNode; ++k)
+    name = fmt::format("{}.{}", base, k);
+  return name;
+}
+
+ValueId add_value(Graph& g, const std::string& name, DType dtype, const Value& like) {
+  Value v;
+  v.name = unused_name(g, name);
+  v.dtype = dtype;
+  v.has_shape = like.has_shape;
+  v.shape = like.shape;
+  v.dim_params = like.dim_params;
+  return g.add_value(std::move(v));
+}
+
+ValueId add_constant(Graph& g, const std::string& name, Tensor t) {
+  Value v;
+  v.name = unused_name(g, name);
+  v.dtype = t.dtype();
+  v.has_shape = true;
+  v.shape = t.shape();
+  v.dim_params.assign(v.shape.size(), "");
+  v.initializer = std::move(t);
+  return g.add_value(std::move(v));
+}
+
+NodeId add_node(Graph& g, const std::string& op_type, const std::string& name, std::vector<ValueId> inputs,
+                ValueId output, int64_t opset, int64_t axis = -1) {
+  Node n;
+  n.name = unused_name(g, name);
+  n.op_type = op_type;
+  n.opset = opset;
+  n.inputs = std::move(inputs);
+  n.outputs = {output};
+  if (axis >= 0) {
+    Attribute a;
+    a.kind = Attribute::Kind::kInt;
+    a.i = axis;
+    n.attributes["axis"] = a;
+  }
+  return g.add_node(std::move(n));
+}
+
+// Why `conv` stays float32, or "" when it is quantized.
+std::string why_not(const Graph& g, const Node& conv) {
+  if (conv.inputs.size() < 2 || conv.outputs.size() != 1) return "unexpected inputs";
+  const Value& x = g.values[conv.inputs[0]];
+  const Value& w = g.values[conv.inputs[1]];
+  if (x.dtype != DType::kFloat32) return fmt::format("input of dtype {}", dtype_name(x.dtype));
+  if (!w.is_constant() || w.dtype != DType::kFloat32) return "weights computed at run time";
+  if (conv.input(2) != kNoValue && !g.values[conv.inputs[2]].is_constant()) return "bias computed at run time";
+  return "";
+}
+
+// The value after the Conv to quantize: the output of a Relu or a Clip
+// (ReLU6) that alone reads it, else the Conv's output. Its range then
+// starts at the clamp, which the uint8 range's saturation does.
+ValueId conv_result(const Graph& g, const Node& conv) {
+  ValueId out = conv.outputs[0];
+  const Value& v = g.values[out];
+  if (v.consumers.size() != 1 || g.is_graph_output(out)) return out;
+  const Node& next = g.nodes[v.consumers[0]];
+  return next.op_type == "Relu" || next.op_type == "Clip" ? next.outputs[0] : out;
+}
+
+}  // namespace
+
+QuantizeReport quantize_model(const std::string& model, const std::string& out_path, const QuantizeOptions& options) {
+  Graph graph = load_model(model);
+  int64_t opset = graph.nodes.empty() ? 0 : graph.nodes.front().opset;
+  for (const Node& n : graph.nodes) {
+    if (n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear" || n.op_type.rfind("QLinear", 0) == 0)
+      throw Error(ErrorCode::kUnsupported, fmt::format("{}: already quantized (node {})", model, n.label()));
+  }
+  if (opset < 10)
+    throw Error(ErrorCode::kUnsupported,
+                fmt::format("{}: opset {}: quantization needs opset 10 or later (QuantizeLinear)", model, opset));
+  if (options.per_channel && opset < 13)
+    throw Error(ErrorCode::kUnsupported,
+                fmt::format("{}: opset {}: per-channel weights need opset 13 or later (DequantizeLinear's axis); "
+                            "quantize per tensor, or export the model at opset 13",
+                            model, opset));
+  for (size_t k = 0; k < options.calibration.size(); ++k) {
+    try {
+      check_inputs(graph, options.calibration[k]);
+    } catch (const Error& e) {
+      throw Error(ErrorCode::kInvalidInput, fmt::format("calibration run {}: {}", k + 1, e.what()));
+    }
+  }
+  QuantizeReport report;
+
+  // Pass 1: the Convs to quantize and the activations around them.
+  std::vector<NodeId> convs;
+  std::map<NodeId, ValueId> conv_input;  // the activation each Conv reads
+  std::vector<ValueId> activations;      // in first-seen order
+  std::set<ValueId> seen;
+  for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes.size()); ++id) {
+    const Node& n = graph.nodes[id];
+    if (n.op_type != "Conv") continue;
+    std::string why = why_not(graph, n);
+    if (!why.empty()) {
+      report.skipped.push_back(fmt::format("{}: {}", n.label(), why));
+      continue;
+    }
+    convs.push_back(id);
+    conv_input[id] = n.inputs[0];
+    for (ValueId v : {n.inputs[0], conv_result(graph, n)})
+      if (seen.insert(v).second) activations.push_back(v);
+  }
+
+  if (convs.empty())
+    throw Error(ErrorCode::kUnsupported,
+                fmt::format("{}: no float32 Conv with constant weights to quantize{} (only Convs are quantized yet)",
+                            model, report.skipped.empty() ? "" : " (" + report.skipped.front() + ")"));
+
+  // Pass 2: calibration, the float model run with those values as outputs.
+  std::map<ValueId, Range> ranges;
+  if (!activations.empty()) {
+    Graph probe = graph;
+    for (ValueId v : activations)
+      if (!probe.is_graph_output(v)) probe.outputs.push_back(v);
+    SessionOptions session_options;
+    session_options.devices = options.devices;
+    Session session(std::move(probe), session_options);
+    std::vector<TensorMap> inputs = options.calibration;
+    if (inputs.empty()) {
+      report.random_calibration = true;
+      for (int i = 0; i < options.n_random; ++i) inputs.push_back(session.random_inputs(static_cast<uint64_t>(i)));
+    }
+    for (const TensorMap& in : inputs) {
+      TensorMap out = session.run(in);
+      for (ValueId v : activations) {
+        const Tensor& t = out.at(graph.values[v].name);
+        Range& r = ranges[v];
+        const float* p = t.data<float>();
+        for (int64_t i = 0; i < t.numel(); ++i) {
+          if (!std::isfinite(p[i])) continue;
+          r.lo = std::min(r.lo, p[i]);
+          r.hi = std::max(r.hi, p[i]);
+        }
+      }
+      ++report.n_calibration_runs;
+    }
+  }
+
+  // Pass 3: a QuantizeLinear -> DequantizeLinear pair after each activation,
+  // read by every consumer.
+  std::map<ValueId, float> scale_of;
+  for (ValueId v : activations) {
+    auto [scale, zp] = uint8_parameters(ranges[v]);
+    scale_of[v] = scale;
+    const Value like = graph.values[v];
+    ValueId s = add_constant(graph, like.name + ".scale", Tensor::scalar<float>(scale));
+    ValueId z = add_constant(graph, like.name + ".zero_point", Tensor::scalar<uint8_t>(zp));
+    ValueId q = add_value(graph, like.name + ".quantized", DType::kUInt8, like);
+    ValueId dq = add_value(graph, like.name + ".dequantized", DType::kFloat32, like);
+    for (Node& n : graph.nodes)
+      std::replace(n.inputs.begin(), n.inputs.end(), v, dq);
+    add_node(graph, "QuantizeLinear", like.name + ".quantize", {v, s, z}, q, opset);
+    add_node(graph, "DequantizeLinear", like.name + ".dequantize", {q, s, z}, dq, opset);
+    ++report.n_activations;
+  }
+
+  // Pass 4: weights int8 and biases int32 behind DequantizeLinear.
+  for (NodeId id : convs) {
+    const Node conv = graph.nodes[id];
+    const Tensor& w = *graph.values[conv.inputs[1]].initializer;
+    const int64_t M = w.dim(0), per = w.numel() / std::max<int64_t>(M, 1);
+    const int64_t n_scales = options.per_channel ? M : 1;
+    std::vector<float> w_scales(static_cast<size_t>(n_scales));
+    for (int64_t k = 0; k < n_scales; ++k) {
+      const float* p = w.data<float>() + (options.per_channel ? k * per : 0);
+      float amax = 0.0f;
+      for (int64_t i = 0; i < (options.per_channel ? per : w.numel()); ++i) amax = std::max(amax, std::fabs(p[i]));
+      w_scales[static_cast<size_t>(k)] = amax > 0.0f ? amax / 127.0f : 1.0f;
+    }
+    Tensor wq(DType::kInt8, w.shape());
+    for (int64_t i = 0; i < w.numel(); ++i) {
+      float s = w_scales[static_cast<size_t>(options.per_channel ? i / per : 0)];
+      wq.data<int8_t>()[i] = static_cast<int8_t>(std::clamp(std::nearbyint(w.data<float>()[i] / s), -127.0f, 127.0f));
+    }
+    Shape scale_shape = options.per_channel ? Shape{M} : Shape{};
+    const std::string& base = conv.name;
+    ValueId ws = add_constant(graph, base + ".w_scale", Tensor::from_vector<float>(scale_shape, w_scales));
+    ValueId wz = add_constant(graph, base + ".w_zero_point", Tensor(DType::kInt8, scale_shape));
+    ValueId wqv = add_constant(graph, base + ".w_quantized", std::move(wq));
+    ValueId wdq = add_value(graph, base + ".w_dequantized", DType::kFloat32, graph.values[conv.inputs[1]]);
+    add_node(graph, "DequantizeLinear", base + ".w_dequantize", {wqv, ws, wz}, wdq, opset, options.per_channel ? 0 : -1);
+    graph.nodes[id].inputs[1] = wdq;
+    if (conv.input(2) != kNoValue) {
+      const Tensor& b = *graph.values[conv.inputs[2]].initializer;
+      const float x_scale = scale_of.at(conv_input.at(id));
+      Tensor bq(DType::kInt32, {M}), b_scales(DType::kFloat32, scale_shape);
+      for (int64_t k = 0; k < n_scales; ++k) b_scales.data<float>()[k] = x_scale * w_scales[static_cast<size_t>(k)];
+      for (int64_t m = 0; m < M; ++m) {
+        double v = std::nearbyint(b.data<float>()[m] / b_scales.data<float>()[options.per_channel ? m : 0]);
+        bq.data<int32_t>()[m] = static_cast<int32_t>(std::clamp(v, -2147483647.0, 2147483647.0));
+      }
+      ValueId bs = add_constant(graph, base + ".b_scale", std::move(b_scales));
+      ValueId bqv = add_constant(graph, base + ".b_quantized", std::move(bq));
+      ValueId bdq = add_value(graph, base + ".b_dequantized", DType::kFloat32, graph.values[conv.inputs[2]]);
+      add_node(graph, "DequantizeLinear", base + ".b_dequantize", {bqv, bs}, bdq, opset, options.per_channel ? 0 : -1);
+      graph.nodes[id].inputs[2] = bdq;
+    }
+    ++report.n_quantized_convs;
+  }
+  graph.finalize();
+
+  std::ofstream out(out_path, std::ios::binary);
+  if (!out) throw Error(ErrorCode::kIo, fmt::format("{}: cannot open for writing", out_path));
+  if (!graph_to_model(graph).SerializeToOstream(&out))
+    throw Error(ErrorCode::kIo, fmt::format("{}: write failed", out_path));
+  return report;
+}
+
+}  // namespace hetsched

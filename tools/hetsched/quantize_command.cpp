@@ -1,0 +1,96 @@
+// `hetsched quantize` (see quantize_command.h).
+#include "quantize_command.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "hetsched/quantize.h"
+#include "hetsched/tensor_io.h"
+
+namespace {
+
+using namespace hetsched;
+
+struct QuantizeCommand {
+  std::string model, out;
+  std::vector<std::string> calibration;
+  bool per_channel = false;
+  int n_random = 8;
+  std::string method = "minmax";
+  std::string devices = "cpu";
+  int* exit_code = nullptr;
+
+  // The k-th file given for each input makes calibration run k.
+  std::vector<TensorMap> calibration_runs() const {
+    std::map<std::string, std::vector<std::string>> files;
+    for (const auto& spec : calibration) {
+      auto eq = spec.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+        throw Error(ErrorCode::kUsage, fmt::format("--calibration '{}': expected NAME=FILE", spec));
+      files[spec.substr(0, eq)].push_back(spec.substr(eq + 1));
+    }
+    std::vector<TensorMap> runs;
+    for (const auto& [name, list] : files) {
+      if (!runs.empty() && list.size() != runs.size())
+        throw Error(ErrorCode::kUsage,
+                    fmt::format("--calibration: {} files for '{}', {} for another input: give each input as many",
+                                list.size(), name, runs.size()));
+      runs.resize(list.size());
+      for (size_t k = 0; k < list.size(); ++k) {
+        try {
+          runs[k][name] = read_tensor_file(list[k]);
+        } catch (const Error& e) {
+          throw Error(e.code() == ErrorCode::kUsage ? ErrorCode::kUsage : ErrorCode::kInvalidInput,
+                      fmt::format("--calibration {}: {}", name, e.what()));
+        }
+      }
+    }
+    return runs;
+  }
+
+  void execute() {
+    QuantizeOptions options;
+    options.calibration = calibration_runs();
+    options.per_channel = per_channel;
+    options.n_random = n_random;
+    options.devices = devices;
+    QuantizeReport report = quantize_model(model, out, options);
+    if (report.random_calibration)
+      fmt::print(stderr,
+                 "hetsched: warning: calibrated on {} random inputs (--calibration NAME=FILE to give real ones): "
+                 "the activation ranges are those of random data\n",
+                 report.n_calibration_runs);
+    fmt::print("{}: {} Convs quantized ({} weights, int8; activations uint8), {} activations calibrated over "
+               "{} runs\n",
+               out, report.n_quantized_convs, per_channel ? "per-channel" : "per-tensor", report.n_activations,
+               report.n_calibration_runs);
+    for (const auto& s : report.skipped) fmt::print("  left in float32: {}\n", s);
+    *exit_code = 0;
+  }
+};
+
+}  // namespace
+
+void add_quantize_command(CLI::App& app, int* exit_code) {
+  auto cmd = std::make_shared<QuantizeCommand>();
+  cmd->exit_code = exit_code;
+  auto* sub = app.add_subcommand(
+      "quantize", "quantize a float32 model's Convs to int8 (static, QDQ format) and write it as ONNX");
+  sub->add_option("model", cmd->model, "the float32 .onnx model")->required();
+  sub->add_option("-o,--output", cmd->out, "the quantized .onnx file to write")->required();
+  sub->add_option("--calibration", cmd->calibration,
+                  "a calibration input NAME=FILE (.npy or .pb); repeat a name for more runs (default: random inputs)");
+  sub->add_option("--random", cmd->n_random, "random calibration runs when no --calibration is given")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_flag("--per-channel", cmd->per_channel, "one weight scale per output channel (needs opset 13)");
+  sub->add_option("--method", cmd->method, "calibration method")->capture_default_str()->check(CLI::IsMember({"minmax"}));
+  sub->add_option("--devices", cmd->devices, "where the calibration runs (see `hetsched devices`)")
+      ->capture_default_str();
+  sub->callback([cmd] { cmd->execute(); });
+}
