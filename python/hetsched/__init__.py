@@ -39,6 +39,7 @@ try:
         devices,
         export_model,
         machine,
+        quantize,
         schedulers,
         zoo_models,
     )
@@ -60,6 +61,7 @@ __all__ = [
     "devices",
     "export_model",
     "machine",
+    "quantize",
     "schedulers",
     "zoo_models",
 ]

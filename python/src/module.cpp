@@ -32,6 +32,7 @@
 #include "hetsched/plan.h"
 #include "hetsched/platform.h"
 #include "hetsched/profile.h"
+#include "hetsched/quantize.h"
 #include "hetsched/scheduler.h"
 #include "hetsched/session.h"
 #include "hetsched/zoo.h"
@@ -644,6 +645,40 @@ py::bytes export_model(const std::string& model, const py::object& path, const p
   return py::bytes(bytes);
 }
 
+// hetsched.quantize: `hetsched quantize` (quantize.h) with calibration
+// inputs given as dicts of numpy arrays, one per run.
+py::dict quantize(const std::string& model, const std::string& output, const py::object& calibration,
+                  bool per_channel, int random, const std::string& devices) {
+  QuantizeOptions options;
+  options.per_channel = per_channel;
+  options.n_random = random;
+  options.devices = devices;
+  std::vector<py::object> keep;  // numpy arrays the tensors point into
+  if (!calibration.is_none()) {
+    for (const py::handle& run : calibration) {
+      TensorMap feeds;
+      for (auto [key, value] : run.cast<py::dict>()) {
+        bool wrapped = false;
+        std::string name = py::str(key).cast<std::string>();
+        feeds.emplace(name, from_numpy(name, value, keep, &wrapped));
+      }
+      options.calibration.push_back(std::move(feeds));
+    }
+  }
+  QuantizeReport report;
+  {
+    py::gil_scoped_release release;
+    report = quantize_model(model, output, options);
+  }
+  py::dict out;
+  out["quantized_convs"] = report.n_quantized_convs;
+  out["activations"] = report.n_activations;
+  out["calibration_runs"] = report.n_calibration_runs;
+  out["random_calibration"] = report.random_calibration;
+  out["skipped"] = report.skipped;
+  return out;
+}
+
 }  // namespace
 }  // namespace hetsched::python
 
@@ -784,6 +819,11 @@ PYBIND11_MODULE(_hetsched, m) {
   m.def("zoo_models", &zoo_models,
         "The built-in models: a list of dicts {name: 'zoo:NAME', description, params (accepted parameters "
         "with their defaults)}.");
+  m.def("quantize", &quantize, py::arg("model"), py::arg("output"), py::arg("calibration") = py::none(),
+        py::arg("per_channel") = false, py::arg("random") = 8, py::arg("devices") = "cpu",
+        "Quantizes the float32 model's Convs to int8 in the QDQ format and writes `output` (what `hetsched "
+        "quantize` does). calibration: a list of input dicts, one per run (default: `random` random inputs). "
+        "Returns {'quantized_convs', 'activations', 'calibration_runs', 'random_calibration', 'skipped'}.");
   m.def("export_model", &export_model, py::arg("model"), py::arg("path") = py::none(), py::arg("shapes") = py::none(),
         py::arg("params") = py::none(),
         "The model as given (a zoo model built, a file checked) as serialized ONNX, without hetsched's own "

@@ -219,5 +219,27 @@ class QuantizeCommand(unittest.TestCase):
         self.assertGreater(got @ want / (np.linalg.norm(got) * np.linalg.norm(want)), 0.95)
 
 
+@unittest.skipIf(torch is None, "needs python3-torch and python3-onnx")
+class QuantizeFromPython(unittest.TestCase):
+    def test_quantize_takes_calibration_dicts_and_reports(self):
+        torch.manual_seed(0)
+        path, out = os.path.join(TMP, "cnn_py.onnx"), os.path.join(TMP, "cnn_py_int8.onnx")
+        model = Cnn().eval()
+        export(model, torch.rand(2, 3, 16, 16), path)
+        rng = np.random.default_rng(0)
+        calibration = [{"x": rng.uniform(-1, 1, (2, 3, 16, 16)).astype(np.float32)} for _ in range(3)]
+        report = hetsched.quantize(path, out, calibration=calibration)
+        self.assertEqual(report["quantized_convs"], 2)
+        self.assertEqual(report["calibration_runs"], 3)
+        self.assertFalse(report["random_calibration"])
+        x = rng.uniform(-1, 1, (2, 3, 16, 16)).astype(np.float32)
+        got = hetsched.Session(out, devices="cpu:0").run({"x": x})["y"]
+        with torch.no_grad():
+            want = model(torch.from_numpy(x)).numpy()
+        np.testing.assert_allclose(got, want, rtol=0, atol=0.05 * float(np.max(np.abs(want))))
+        with self.assertRaisesRegex(hetsched.Error, "already quantized"):
+            hetsched.quantize(out, os.path.join(TMP, "again.onnx"))
+
+
 if __name__ == "__main__":
     unittest.main()
