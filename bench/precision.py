@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""float16 and int8 models against their float32 twins.
+"""float16, bfloat16 and int8 models against their float32 twins.
 
 Method
 ------
@@ -12,7 +12,9 @@ Method
      activations, int8 per-channel symmetric weights, observers calibrated on
      random images then frozen), exported in the QDQ format;
    - int8: the float32 file quantized by `hetsched quantize --per-channel`,
-     calibrated on 8 random images (saved as .npy, given with --calibration).
+     calibrated on 8 random images (saved as .npy, given with --calibration);
+   - bfloat16: the float32 file itself, in a session with
+     precision="bfloat16" (convolutions computed in bfloat16).
 2. One session per file on one device (default cpu:0: one core, the stable
    timings), in one process (the hetsched Python module); the same random
    input (as float16 for the float16 twin).
@@ -20,7 +22,7 @@ Method
    an order swapped from round to round. Figures: the median over the rounds
    of each round's median; ratio = twin / float32; the spread is the min-max
    of the rounds' medians. Outputs: the float16 twin against the float32
-   model, the int8-qat twin against PyTorch running the same quantized model
+   model (the bfloat16 run too), the int8-qat twin against PyTorch running the same quantized model
    (fake quantization), both int8 twins against hetsched's reference kernels
    running them, the int8 one against the float32 model (cosine similarity;
    the largest difference relative to the largest output).
@@ -133,9 +135,9 @@ def main():
         os.environ["XDG_CACHE_HOME"] = tmp
         x = np.random.default_rng(0).uniform(-1, 1, shape).astype(np.float32)
 
-        def measure(name, variant, path32, twin_path, twin_x, checks):
+        def measure(name, variant, path32, twin_path, twin_x, checks, precision="float32"):
             s32 = hetsched.Session(path32, devices=args.devices)
-            twin = hetsched.Session(twin_path, devices=args.devices)
+            twin = hetsched.Session(twin_path, devices=args.devices, precision=precision)
             y = twin.run({"x": twin_x})["y"]
             ms32, ms_twin = [], []
             for r in range(rounds):
@@ -165,6 +167,7 @@ def main():
             stored_in_float16(path32, path16)
             y32 = hetsched.Session(path32, devices=args.devices).run({"x": x})["y"]
             measure(name, "float16", path32, path16, x.astype(np.float16), [("float32", lambda _: y32)])
+            measure(name, "bfloat16", path32, path32, x, [("float32", lambda _: y32)], precision="bfloat16")
         import torch
         for name in INT8_MODELS:
             path32, path8 = os.path.join(tmp, name + ".onnx"), os.path.join(tmp, name + "_qdq.onnx")
@@ -188,7 +191,7 @@ def main():
             reference = hetsched.Session(quantized, reference=True).run({"x": x})["y"]
             measure(name, "int8", path32, quantized, x,
                     [("float32", lambda _: y32), ("reference", lambda _: reference)])
-    for variant in ("float16", "int8-qat", "int8"):
+    for variant in ("float16", "bfloat16", "int8-qat", "int8"):
         ratios = [r["ratio"] for r in rows if r["variant"] == variant]
         print(f"{variant} / float32: geometric mean {geomean(ratios):.3f}, worst {max(ratios):.3f}")
     comment = (f"float16 and int8 twins, {args.devices}, {rounds} rounds x {n} runs, input {'x'.join(map(str, shape))}; "

@@ -52,6 +52,11 @@ struct PlatformDevice {
   // caches its cores cover), 0 when none. The roofline cost model keeps the
   // values between a launch's kernels there when they all fit.
   int64_t onchip_bytes = 0;
+  // What a real CPU device computes float32 convolutions in: "float32", or
+  // "bfloat16" (set_precision): inputs and weights rounded to bfloat16,
+  // products accumulated in float32 (MatMul and Gemm stay float32 yet).
+  // Part of `signature`.
+  std::string precision = "float32";
   std::string description;   // one line for humans
   // Stable identity for stored profiles: for a real CPU device the CPU model,
   // its cores and the oneDNN version; for an emulated one its model
@@ -138,6 +143,13 @@ struct Platform {
   // peaks are excluded: they change with every calibration.
   std::string signature() const;
 };
+
+// Makes every real CPU device of `platform` compute in `precision`
+// ("float32" or "bfloat16"; PlatformDevice::precision), its signature
+// saying so. "bfloat16" on a CPU without native bfloat16 instructions
+// (AVX512-BF16 or AMX) keeps float32, which the returned warning says
+// (empty otherwise); another name is ErrorCode::kUsage.
+std::string set_precision(Platform& platform, const std::string& precision);
 
 // Reads and checks a platform file; an unreadable file is ErrorCode::kIo, a
 // malformed one ErrorCode::kInvalidFile naming the file and field.

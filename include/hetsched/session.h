@@ -115,6 +115,10 @@ struct SessionOptions {
   // new one past that drops the least recently run (counted in
   // ExecutionSummary::shapes).
   int max_shapes = 8;
+  // "float32", or "bfloat16": the CPU devices compute float32 convolutions
+  // in bfloat16 where the CPU has bfloat16 instructions (faster, less exact;
+  // set_precision in platform.h). Opt-in.
+  std::string precision = "float32";
 };
 
 // A session whose inputs have free dims (a dynamic batch, a sequence

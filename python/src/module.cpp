@@ -234,7 +234,7 @@ class PySession {
   PySession(const std::string& model, const py::object& devices, const std::string& scheduler,
             const py::object& platform, const py::object& plan, const py::object& db, const py::object& shapes,
             const py::object& params, bool reference, const py::object& pins, const py::object& cuda_graph,
-            const std::string& mode, int concurrency, int max_shapes, bool remeasure)
+            const std::string& mode, int concurrency, int max_shapes, bool remeasure, const std::string& precision)
       : model_(model) {
     if (!platform.is_none()) options_.platform = platform.cast<std::string>();
     // Like the CLI: a platform file alone means its devices only.
@@ -251,6 +251,7 @@ class PySession {
     options_.concurrency = concurrency;
     options_.max_shapes = max_shapes;
     options_.remeasure = remeasure;
+    options_.precision = precision;
     if (!cuda_graph.is_none()) {
       std::string mode = py::str(cuda_graph).cast<std::string>();
       if (mode != "on" && mode != "off")
@@ -723,12 +724,13 @@ PYBIND11_MODULE(_hetsched, m) {
                         "Failures raise hetsched.Error with the engine's message.")
       .def(py::init<const std::string&, const py::object&, const std::string&, const py::object&, const py::object&,
                     const py::object&, const py::object&, const py::object&, bool, const py::object&,
-                    const py::object&, const std::string&, int, int, bool>(),
+                    const py::object&, const std::string&, int, int, bool, const std::string&>(),
            py::arg("model"), py::arg("devices") = py::none(), py::arg("scheduler") = "sequential",
            py::arg("platform") = py::none(), py::arg("plan") = py::none(), py::arg("db") = py::none(),
            py::arg("shapes") = py::none(), py::arg("params") = py::none(), py::arg("reference") = false,
            py::arg("pins") = py::none(), py::arg("cuda_graph") = py::none(), py::arg("mode") = "latency",
            py::arg("concurrency") = 0, py::arg("max_shapes") = 8, py::arg("remeasure") = false,
+           py::arg("precision") = "float32",
            "Loads `model` and plans it.\n\n"
            "model: an .onnx file or 'zoo:NAME' (see zoo_models()).\n"
            "devices: a device spec such as 'cpu', 'cpu:0-1', 'cpu:0,cpu:1', 'cpu:0,emu:npu'. Default: 'cpu', or "
@@ -753,7 +755,9 @@ PYBIND11_MODULE(_hetsched, m) {
            "max_shapes: with free dims, the sets of input shapes kept compiled; a new one past it drops the "
            "least recently run.\n"
            "remeasure: with scheduler='auto' on real devices, measure its candidates again instead of running "
-           "the choice the profile database keeps for this graph, devices and options.")
+           "the choice the profile database keeps for this graph, devices and options.\n"
+           "precision: 'float32', or 'bfloat16': the CPU devices compute float32 convolutions in bfloat16 where "
+           "the CPU has bfloat16 instructions (faster, less exact; opt-in).")
       .def("run", &PySession::run, py::arg("inputs"),
            "Runs the model once on a dict name -> numpy array and returns a dict name -> numpy array.\n\n"
            "Every graph input must be given with the graph's dtype and shape (free dims match any size, the "

@@ -220,6 +220,21 @@ class QuantizeCommand(unittest.TestCase):
 
 
 @unittest.skipIf(torch is None, "needs python3-torch and python3-onnx")
+class Bfloat16Precision(unittest.TestCase):
+    def test_precision_bfloat16_is_close_to_float32(self):
+        torch.manual_seed(0)
+        path = os.path.join(TMP, "cnn_bf16.onnx")
+        export(Cnn().eval(), torch.rand(2, 3, 16, 16), path)
+        x = np.random.default_rng(0).uniform(-1, 1, (2, 3, 16, 16)).astype(np.float32)
+        want = hetsched.Session(path, devices="cpu:0").run({"x": x})["y"]
+        session = hetsched.Session(path, devices="cpu:0", precision="bfloat16")
+        got = session.run({"x": x})["y"]
+        np.testing.assert_allclose(got, want, rtol=0, atol=0.03 * float(np.max(np.abs(want))))
+        with self.assertRaisesRegex(hetsched.Error, "expected float32 or bfloat16"):
+            hetsched.Session(path, precision="float16")
+
+
+@unittest.skipIf(torch is None, "needs python3-torch and python3-onnx")
 class QuantizeFromPython(unittest.TestCase):
     def test_quantize_takes_calibration_dicts_and_reports(self):
         torch.manual_seed(0)

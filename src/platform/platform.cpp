@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <nlohmann/json.hpp>
 
 #include "backends/cpu/cpu_device.h"
@@ -478,6 +479,22 @@ std::string cpu_beside_gpu_warning(const Platform& platform, const std::vector<i
     return fmt::format("{} takes every core beside {}: the threads driving the GPU's streams will take cores from "
                        "its kernels; leave one free (e.g. --devices {},{})",
                        d.name, gpu->name, rest, gpu->name);
+  }
+  return "";
+}
+
+std::string set_precision(Platform& platform, const std::string& precision) {
+  if (precision != "float32" && precision != "bfloat16")
+    throw Error(ErrorCode::kUsage, fmt::format("precision '{}': expected float32 or bfloat16", precision));
+  if (precision == "float32") return "";
+  // oneDNN's bfloat16 convolutions and matrix products on a CPU without
+  // them are emulated, slower than float32.
+  if (dnnl::get_effective_cpu_isa() < dnnl::cpu_isa::avx512_core_bf16)
+    return "precision bfloat16: this CPU has no bfloat16 instructions (AVX512-BF16, AMX); computing in float32";
+  for (PlatformDevice& d : platform.devices) {
+    if (d.kind != DeviceKind::kCpu || d.precision == precision) continue;
+    d.precision = precision;
+    d.signature += "|precision=" + precision;
   }
   return "";
 }

@@ -420,6 +420,7 @@ void Executor::Impl::compile_lane(int l) {
       scope.launches.push_back(lane.steps[s].nodes);
     }
   scope.keep_layout = keep_layout;
+  scope.bfloat16 = device.precision == "bfloat16";
   scope.import_layout = [this](ValueId v) -> std::optional<dnnl::memory::desc> {
     if (!keep_layout.count(v)) return std::nullopt;
     return lanes[lane_of_node[graph.values[v].producer]].program->export_desc(v);

@@ -373,6 +373,8 @@ std::shared_ptr<Session::Backend> Session::compile(std::shared_ptr<const Graph> 
   if (options.mode == RunMode::kLatency && options.plan.empty() && !all_shapes_static(g))
     return compile_staged(backend, options, std::move(platform));
   b.platform = std::move(platform);
+  if (std::string warning = set_precision(b.platform, options.precision); !warning.empty())
+    b.warnings.push_back(warning);
   std::vector<Pin> pins;
   for (const auto& text : options.pins) pins.push_back(parse_pin(text));
   apply_pins(b.platform, g, pins);
@@ -462,6 +464,8 @@ Session::Session(Graph graph, const SessionOptions& options)
   s.options = options;
   if (options.max_shapes < 1)
     throw Error(ErrorCode::kUsage, fmt::format("max_shapes: expected 1 or more, got {}", options.max_shapes));
+  if (options.precision != "float32" && options.precision != "bfloat16")
+    throw Error(ErrorCode::kUsage, fmt::format("precision '{}': expected float32 or bfloat16", options.precision));
   bool free_dims = !options.reference && options.plan.empty() && has_free_input_dims(*graph_);
   if (!free_dims) {
     s.fixed = compile(graph_, options, options.reference ? Platform{} : make_platform(options.devices, options.platform));

@@ -464,6 +464,8 @@ const BadInput kBadInputs[] = {
     {"cli_unknown_command", "frobnicate good.onnx", 2, {"'frobnicate'"}, "unknown command", {}},
     {"cli_unknown_top_level_option", "--bogus", 2, {"'--bogus'"}, "(commands: run, ", {}},
     {"conformance_missing_folder", "conformance absent_suite", 1, {"absent_suite"}, "no such folder", {}},
+    {"run_unknown_precision", "run good.onnx --precision float16 --output-dir out", 2, {"--precision", "float16"},
+     "not in {", {"out"}},
     {"quantize_already_quantized", "quantize qdq.onnx -o out.onnx", 1, {"qdq.onnx", "'quantize'"},
      "already quantized", {"out.onnx"}},
     {"quantize_unknown_method", "quantize good.onnx -o out.onnx --method entropy", 2, {"--method", "entropy"},

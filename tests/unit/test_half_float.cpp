@@ -1,5 +1,9 @@
 // float16 and bfloat16 models: computed in float32 (graph/half_as_float.h),
 // explicit casts still rounding, inputs and outputs keeping their types.
+#include <algorithm>
+#include <cmath>
+#include <random>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -162,6 +166,75 @@ TEST_F(HalfFloatTest, AHalfValueInsideASubgraphIsRefusedNamingTheNode) {
     EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
     EXPECT_THAT(e.what(), HasSubstr("If 'cond'"));
     EXPECT_THAT(e.what(), HasSubstr("then_branch"));
+  }
+}
+
+}  // namespace
+}  // namespace hetsched
+
+namespace hetsched {
+namespace {
+
+// x[1, 16, 12, 12] -> Conv(W[32, 16, 3, 3], pad 1) -> y, random values.
+onnx::ModelProto random_conv_model() {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> w(32 * 16 * 9);
+  for (float& v : w) v = u(rng);
+  onnx::ModelProto m = make_model(13);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto_DataType_FLOAT, {1, 16, 12, 12});
+  *g->add_output() = tensor_info("y", onnx::TensorProto_DataType_FLOAT, {1, 32, 12, 12});
+  *g->add_initializer() = float_tensor("W", {32, 16, 3, 3}, w);
+  auto* conv = g->add_node();
+  *conv = make_node("Conv", {"x", "W"}, {"y"}, "conv");
+  auto* pads = conv->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  return m;
+}
+
+TEST_F(HalfFloatTest, PrecisionBfloat16ComputesConvolutionsInBfloat16WhereTheCpuHasIt) {
+  std::string path = save(random_conv_model());
+  SessionOptions f32_options("cpu:0");
+  SessionOptions bf16_options("cpu:0");
+  bf16_options.precision = "bfloat16";
+  Session f32(load_model(path), f32_options);
+  Session bf16(load_model(path), bf16_options);
+  Tensor x(DType::kFloat32, {1, 16, 12, 12});
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = u(rng);
+  std::vector<double> a = f32.run({{"x", x}}).at("y").to_double_vector();
+  std::vector<double> b = bf16.run({{"x", x}}).at("y").to_double_vector();
+  double max_diff = 0, max_a = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    max_diff = std::max(max_diff, std::fabs(a[i] - b[i]));
+    max_a = std::max(max_a, std::fabs(a[i]));
+  }
+  const auto& warnings = bf16.summary().warnings;
+  bool kept_float32 = std::any_of(warnings.begin(), warnings.end(),
+                                  [](const std::string& w) { return w.find("no bfloat16 instructions") != std::string::npos; });
+  if (kept_float32) {
+    EXPECT_EQ(a, b);
+    GTEST_SKIP() << "this CPU has no bfloat16 instructions: " << warnings.front();
+  }
+  EXPECT_EQ(bf16.platform().devices[0].precision, "bfloat16");
+  EXPECT_NE(bf16.platform().signature(), f32.platform().signature()) << "profiles of the two must not mix";
+  EXPECT_GT(max_diff, 0.0) << "inputs and weights rounded to bfloat16 change the sums";
+  EXPECT_LT(max_diff, 0.02 * max_a) << "but only by bfloat16's precision";
+}
+
+TEST(PrecisionOption, AnUnknownPrecisionIsAUsageError) {
+  SessionOptions options("cpu:0");
+  options.precision = "float16";
+  try {
+    Session session(load_model("zoo:squeezenet1_0"), options);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUsage);
+    EXPECT_THAT(e.what(), HasSubstr("precision 'float16': expected float32 or bfloat16"));
   }
 }
 

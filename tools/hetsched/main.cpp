@@ -90,6 +90,7 @@ struct RunCommand {
   std::string mode = "latency";
   int concurrency = 0;
   bool remeasure = false;
+  std::string precision = "float32";
   CLI::App* cmd = nullptr;
   CLI::Option* iterations_option = nullptr;
 
@@ -110,6 +111,11 @@ struct RunCommand {
                   "with auto: measure its plans again instead of running the choice the profile database keeps "
                   "for this model, devices and options");
     model.add_cuda_graph_option(cmd);
+    cmd->add_option("--precision", precision,
+                    "bfloat16: compute float32 convolutions in bfloat16 where the CPU has it (faster, less exact; "
+                    "the outputs are compared with float32's on the same input)")
+        ->check(CLI::IsMember({"float32", "bfloat16"}))
+        ->capture_default_str();
     cmd->add_option("--trace", trace_path, "write the last timed run's timeline as a Chrome trace (Perfetto)");
     cmd->add_flag("-v,--verbose", verbose, "list the nodes that run on reference kernels");
     cmd->add_option("--input", inputs, "input tensor NAME=FILE (.npy or .pb); random data when omitted (repeatable)");
@@ -161,6 +167,7 @@ struct RunCommand {
       session_options.scheduler = "auto";
     }
     session_options.remeasure = remeasure;
+    session_options.precision = precision;
     Graph graph = load_model(model.model, model.load_options());
 
     // Input files are read and checked before the session is made: a bad
@@ -232,6 +239,7 @@ struct RunCommand {
       fmt::print("runs: {}  p50: {:.2f} ms  p90: {:.2f} ms  p99: {:.2f} ms  runs/s: {:.2f}\n", iterations, p50, p90,
                  p99, runs_per_s);
     for (const auto& [name, t] : outputs) fmt::print("output {}: {}\n", name, t.description());
+    if (precision != "float32") print_precision_change(session, session_options, feeds, outputs);
     if (session.summary().emulated)
       fmt::print("note: timings include emulated devices: their steps are held to modeled durations ({} overran)\n",
                  session.summary().n_emulation_overruns);
@@ -250,6 +258,37 @@ struct RunCommand {
       write_json(j);
     }
     return 0;
+  }
+
+  // The outputs of a reduced-precision run against float32's on the same
+  // input (the same devices, run sequentially).
+  static void print_precision_change(const Session& session, SessionOptions options, const TensorMap& feeds,
+                                     const TensorMap& outputs) {
+    const std::vector<std::string>& warnings = session.summary().warnings;
+    if (std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) { return w.rfind("precision", 0) == 0; }))
+      return;  // it computed in float32 after all (the summary's warning says why)
+    const std::string reduced = options.precision;
+    options.precision = "float32";
+    options.scheduler = "sequential";
+    options.profile_first = false;
+    TensorMap want = Session(session.graph(), options).run(feeds);
+    for (const auto& [name, got] : outputs) {
+      if (got.dtype() != DType::kFloat32 || !want.count(name)) continue;
+      std::vector<double> a = got.to_double_vector(), b = want.at(name).to_double_vector();
+      double dot = 0, na = 0, nb = 0, max_diff = 0, max_b = 0;
+      for (size_t i = 0; i < a.size(); ++i) {
+        dot += a[i] * b[i];
+        na += a[i] * a[i];
+        nb += b[i] * b[i];
+        max_diff = std::max(max_diff, std::fabs(a[i] - b[i]));
+        max_b = std::max(max_b, std::fabs(b[i]));
+      }
+      double cosine = na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 1.0;
+      fmt::print("precision {}: output {} against float32 on the same input: max |difference| {:.3g} ({:.2g} of "
+                 "its largest value), cosine {:.6f}\n",
+                 reduced, name, max_diff,
+                 max_b > 0 ? max_diff / max_b : 0.0, cosine);
+    }
   }
 
   // --mode throughput: N requests, K in flight, on the session's flow.

@@ -35,6 +35,12 @@ class Lowering {
   const Node& node() const { return graph().nodes[node_id_]; }
   NodeId node_id() const { return node_id_; }
   const dnnl::engine& engine() const { return program_.engine_; }
+  // The data type a float32 Conv reads its input and weights in: bf16 on a
+  // device computing in bfloat16 (ProgramScope), else f32. Its output stays
+  // float32.
+  dnnl::memory::data_type compute_type() const {
+    return program_.scope_.bfloat16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
+  }
 
   // Input i's value, and facts about it.
   const Value& input_value(size_t i) const { return graph().values[node().inputs.at(i)]; }

@@ -105,6 +105,9 @@ struct ProgramScope {
   // input is first read, so an exporting program may be compiled up to that
   // point first (see compile_launch()).
   std::function<std::optional<dnnl::memory::desc>(ValueId)> import_layout;
+  // The device's PlatformDevice::precision: "bfloat16" makes the float32
+  // Conv lowering take bfloat16 inputs and weights.
+  bool bfloat16 = false;
 };
 
 class Program {

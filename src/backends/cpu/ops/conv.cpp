@@ -1,6 +1,7 @@
 // Conv on oneDNN: 1-D/2-D/3-D, groups, strides, dilations, pads and
-// auto_pad, float32, constant weights (reordered once into the layout the
-// primitive prefers). Fuses a following residual Add (`sum` post-op, in place
+// auto_pad, float32 (input and weights in bfloat16 on a device computing in
+// it: Lowering::compute_type), constant weights (reordered once into the
+// layout the primitive prefers). Fuses a following residual Add (`sum` post-op, in place
 // over the residual when the residual is read by nothing else) and an
 // activation (`eltwise` post-op), per fusion_group().
 #include "backends/cpu/conv_geometry.h"
@@ -44,13 +45,16 @@ bool lower_conv(Lowering& l) {
 
   const dnnl::memory::dims& w_dims = geo->weights;
   const Value& y = g.values[node.outputs[0]];
-  auto any = [](const dnnl::memory::dims& dims) { return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag::any); };
+  auto any = [](const dnnl::memory::dims& dims, dnnl::memory::data_type type) {
+    return dnnl::memory::desc(dims, type, tag::any);
+  };
   dnnl::memory::dims src_dims(x.shape.begin(), x.shape.end()), dst_dims(y.shape.begin(), y.shape.end());
   dnnl::memory::desc bias_desc;
   if (l.has_input(2)) bias_desc = dnnl::memory::desc({out_channels}, dnnl::memory::data_type::f32, tag::a);
   dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                       any(src_dims), any(w_dims), bias_desc, any(dst_dims), geo->strides,
-                                       geo->dilations, geo->pad_l, geo->pad_r);
+                                       any(src_dims, l.compute_type()), any(w_dims, l.compute_type()), bias_desc,
+                                       any(dst_dims, dnnl::memory::data_type::f32), geo->strides, geo->dilations,
+                                       geo->pad_l, geo->pad_r);
   dnnl::convolution_forward::primitive_desc pd(desc, attr, l.engine());
 
   // Everything is decided: emit.
