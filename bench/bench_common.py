@@ -49,3 +49,15 @@ def write_csv(path, comment, rows):
         writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         writer.writeheader()
         writer.writerows(rows)
+
+
+def timed(session, feeds, n):
+    """The median of n runs of a hetsched Session, in ms."""
+    import statistics
+    import time
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        session.run(feeds)
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)

@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from bench_common import cpu_model, geomean, write_csv
+from bench_common import cpu_model, geomean, timed, write_csv
 
 MODELS = {
     # name -> (shapes, dynamic axes)
@@ -59,16 +59,6 @@ def export(name, path, shape, dynamic_axes):
     # A TransformerEncoder exports only outside no_grad (its fast path is not exportable).
     torch.onnx.export(model, torch.rand(*shape), path, input_names=["x"], output_names=["y"], opset_version=13,
                       dynamic_axes=dynamic_axes, **kwargs)
-
-
-def timed(session, feeds, n):
-    """The median of n runs, in ms."""
-    times = []
-    for _ in range(n):
-        start = time.perf_counter()
-        session.run(feeds)
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
 
 
 def shape_text(shape):

@@ -35,11 +35,10 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 
 import numpy as np
 
-from bench_common import cpu_model, geomean, run, write_csv
+from bench_common import cpu_model, geomean, run, timed, write_csv
 
 # Models whose random-weight outputs float16 can hold (mobilenet_v2's are ~1e-10, below its range).
 HALF_MODELS = ["resnet18", "resnet50", "squeezenet1_0", "googlenet"]
@@ -103,16 +102,6 @@ def stored_in_float16(path, out_path):
         value.type.tensor_type.elem_type = onnx.TensorProto.FLOAT16
     del model.graph.value_info[:]
     onnx.save(model, out_path)
-
-
-def timed(session, feeds, n):
-    """The median of n runs, in ms."""
-    times = []
-    for _ in range(n):
-        start = time.perf_counter()
-        session.run(feeds)
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
 
 
 def main():

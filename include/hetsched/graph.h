@@ -114,6 +114,12 @@ class Graph {
   std::vector<ValueId> outputs;
 
   ValueId add_value(Value value);
+  // A new value holding `tensor` as its initializer (dtype and shape from
+  // it), named `name`, or `name` with a number added when taken.
+  ValueId add_constant(const std::string& name, Tensor tensor);
+  // `base`, or `base` with a number added ("base.2"...) when a value or a
+  // node has that name already.
+  std::string unused_name(const std::string& base) const;
   NodeId add_node(Node node);
   // kNoValue / kNoNode when absent.
   ValueId find_value(const std::string& value_name) const;

@@ -48,4 +48,16 @@ void float_to_float16(const float* in, Float16* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = float16_of(in[i]);
 }
 
+Tensor widened_to_float32(const Tensor& half) {
+  Tensor out(DType::kFloat32, half.shape());
+  float* o = out.data<float>();
+  if (half.dtype() == DType::kFloat16) {
+    float16_to_float(half.data<Float16>(), o, half.numel());
+  } else {
+    const BFloat16* in = half.data<BFloat16>();
+    for (int64_t i = 0; i < half.numel(); ++i) o[i] = to_float(in[i]);
+  }
+  return out;
+}
+
 }  // namespace hetsched

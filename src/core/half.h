@@ -42,4 +42,7 @@ inline BFloat16 bfloat16_of(float f) {
 void float16_to_float(const Float16* in, float* out, int64_t n);
 void float_to_float16(const float* in, Float16* out, int64_t n);
 
+// A float16 or bfloat16 tensor as a float32 one (exactly).
+Tensor widened_to_float32(const Tensor& half);
+
 }  // namespace hetsched

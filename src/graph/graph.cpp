@@ -62,6 +62,24 @@ ValueId Graph::add_value(Value value) {
   return static_cast<ValueId>(values.size() - 1);
 }
 
+ValueId Graph::add_constant(const std::string& name, Tensor tensor) {
+  Value v;
+  v.name = unused_name(name);
+  v.dtype = tensor.dtype();
+  v.has_shape = true;
+  v.shape = tensor.shape();
+  v.dim_params.assign(v.shape.size(), "");
+  v.initializer = std::move(tensor);
+  return add_value(std::move(v));
+}
+
+std::string Graph::unused_name(const std::string& base) const {
+  std::string name = base;
+  for (int k = 2; find_value(name) != kNoValue || find_node(name) != kNoNode; ++k)
+    name = base + "." + std::to_string(k);
+  return name;
+}
+
 NodeId Graph::add_node(Node node) {
   nodes.push_back(std::move(node));
   return static_cast<NodeId>(nodes.size() - 1);

@@ -26,30 +26,11 @@ bool has_half_values(const Graph& graph) {
   return false;
 }
 
-Tensor as_float32(const Tensor& t) {
-  Tensor out(DType::kFloat32, t.shape());
-  float* o = out.data<float>();
-  if (t.dtype() == DType::kFloat16) {
-    float16_to_float(t.data<Float16>(), o, t.numel());
-  } else {
-    const BFloat16* in = t.data<BFloat16>();
-    for (int64_t i = 0; i < t.numel(); ++i) o[i] = to_float(in[i]);
-  }
-  return out;
-}
-
-std::string unused_name(const Graph& graph, const std::string& base) {
-  std::string name = base;
-  for (int k = 2; graph.find_value(name) != kNoValue || graph.find_node(name) != kNoNode; ++k)
-    name = fmt::format("{}.{}", base, k);
-  return name;
-}
-
 // A copy of `of`'s type and shape under a new name, without its producer,
 // consumers or initializer.
 ValueId add_value_like(Graph& graph, ValueId of, const std::string& suffix, DType dtype) {
   Value v;
-  v.name = unused_name(graph, graph.values[of].name + suffix);
+  v.name = graph.unused_name(graph.values[of].name + suffix);
   v.dtype = dtype;
   v.has_shape = graph.values[of].has_shape;
   v.shape = graph.values[of].shape;
@@ -59,7 +40,7 @@ ValueId add_value_like(Graph& graph, ValueId of, const std::string& suffix, DTyp
 
 void add_cast(Graph& graph, ValueId from, ValueId to, DType dtype, int64_t opset) {
   Node node;
-  node.name = unused_name(graph, graph.values[to].name + ".cast");
+  node.name = graph.unused_name(graph.values[to].name + ".cast");
   node.op_type = "Cast";
   node.opset = opset;
   node.inputs = {from};
@@ -149,12 +130,12 @@ int compute_half_as_float(Graph& graph) {
     Value& v = graph.values[id];
     if (!is_half_float(v.dtype) || keep.count(id)) continue;
     v.dtype = DType::kFloat32;
-    if (v.initializer) v.initializer = as_float32(*v.initializer);
+    if (v.initializer) v.initializer = widened_to_float32(*v.initializer);
     ++n_converted;
   }
   for (Node& node : graph.nodes) {
     for (auto& [key, attr] : node.attributes)
-      if (attr.kind == Attribute::Kind::kTensor && is_half_float(attr.t.dtype())) attr.t = as_float32(attr.t);
+      if (attr.kind == Attribute::Kind::kTensor && is_half_float(attr.t.dtype())) attr.t = widened_to_float32(attr.t);
     if (node.op_type == "EyeLike" && is_half_float(dtype_from_onnx(static_cast<int32_t>(node.attr_int("dtype", 0)))))
       node.attributes["dtype"].i = dtype_to_onnx(DType::kFloat32);
   }

@@ -66,30 +66,11 @@ bool per_tensor(const Graph& g, const Node& q) {
   return zp && zp->numel() == 1 && is_8bit(zp->dtype());
 }
 
-// `base`, or `base` with a number added when a value or node has that name.
-std::string out_name(const Graph& g, const std::string& base) {
-  std::string name = base;
-  for (int k = 2; g.find_value(name) != kNoValue || g.find_node(name) != kNoNode; ++k)
-    name = base + "." + std::to_string(k);
-  return name;
-}
-
-ValueId add_constant(Graph& g, const std::string& name, Tensor t) {
-  Value v;
-  v.name = out_name(g, name);
-  v.dtype = t.dtype();
-  v.has_shape = true;
-  v.shape = t.shape();
-  v.dim_params.assign(v.shape.size(), "");
-  v.initializer = std::move(t);
-  return g.add_value(std::move(v));
-}
-
 // The zero point input of a DequantizeLinear / QuantizeLinear, or a new
 // uint8 0 (the spec's default) when it has none.
 ValueId zero_point_of(Graph& g, const Node& q, const std::string& name) {
   if (q.input(2) != kNoValue) return q.input(2);
-  return add_constant(g, name, Tensor::scalar<uint8_t>(0));
+  return g.add_constant(name, Tensor::scalar<uint8_t>(0));
 }
 
 // A float32 constant's value for each of M channels: it holds one value, or
@@ -159,13 +140,13 @@ bool try_swap_max_pool(Graph& g, NodeId pool_id) {
   ValueId q = dq->inputs[0], out = pool.outputs[0];
   if (!is_8bit(g.values[q].dtype)) return false;
   Value pooled = g.values[out];
-  pooled.name = out_name(g, g.values[out].name + ".quantized");
+  pooled.name = g.unused_name(g.values[out].name + ".quantized");
   pooled.dtype = g.values[q].dtype;
   pooled.producer = kNoNode;
   pooled.consumers.clear();
   ValueId pooled_id = g.add_value(std::move(pooled));
   Node dequantize = *dq;
-  dequantize.name = out_name(g, g.nodes[pool_id].name + ".dequantize");
+  dequantize.name = g.unused_name(g.nodes[pool_id].name + ".dequantize");
   dequantize.inputs[0] = pooled_id;
   dequantize.outputs = {out};
   g.nodes[pool_id].inputs[0] = q;
@@ -280,11 +261,11 @@ bool try_fuse_conv(Graph& g, NodeId conv_id) {
                   dx->inputs[1],
                   zero_point_of(g, *dx, name + ".x_zero_point"),
                   dw->inputs[0],
-                  add_constant(g, name + ".w_scale", std::move(scales)),
-                  add_constant(g, name + ".w_zero_point", Tensor(DType::kInt8, {M})),
+                  g.add_constant(name + ".w_scale", std::move(scales)),
+                  g.add_constant(name + ".w_zero_point", Tensor(DType::kInt8, {M})),
                   q.inputs[1],
                   zero_point_of(g, q, name + ".y_zero_point")};
-  if (has_bias) fused.inputs.push_back(add_constant(g, name + ".bias_int32", std::move(bias)));
+  if (has_bias) fused.inputs.push_back(g.add_constant(name + ".bias_int32", std::move(bias)));
   fused.outputs = {g.nodes[next].outputs[0]};
   // Dead: the Conv, the chain and the QuantizeLinear (the DequantizeLinears
   // nothing reads any more go at the end of the pass).

@@ -28,16 +28,9 @@ std::pair<float, uint8_t> uint8_parameters(const Range& r) {
   return {scale, static_cast<uint8_t>(std::clamp(zp, 0.0, 255.0))};
 }
 
-std::string unused_name(const Graph& g, const std::string& base) {
-  std::string name = base;
-  for (int k = 2; g.find_value(name) != kNoValue || g.find_node(name) != kNoNode; ++k)
-    name = fmt::format("{}.{}", base, k);
-  return name;
-}
-
 ValueId add_value(Graph& g, const std::string& name, DType dtype, const Value& like) {
   Value v;
-  v.name = unused_name(g, name);
+  v.name = g.unused_name(name);
   v.dtype = dtype;
   v.has_shape = like.has_shape;
   v.shape = like.shape;
@@ -45,21 +38,10 @@ ValueId add_value(Graph& g, const std::string& name, DType dtype, const Value& l
   return g.add_value(std::move(v));
 }
 
-ValueId add_constant(Graph& g, const std::string& name, Tensor t) {
-  Value v;
-  v.name = unused_name(g, name);
-  v.dtype = t.dtype();
-  v.has_shape = true;
-  v.shape = t.shape();
-  v.dim_params.assign(v.shape.size(), "");
-  v.initializer = std::move(t);
-  return g.add_value(std::move(v));
-}
-
 NodeId add_node(Graph& g, const std::string& op_type, const std::string& name, std::vector<ValueId> inputs,
                 ValueId output, int64_t opset, int64_t axis = -1) {
   Node n;
-  n.name = unused_name(g, name);
+  n.name = g.unused_name(name);
   n.op_type = op_type;
   n.opset = opset;
   n.inputs = std::move(inputs);
@@ -182,8 +164,8 @@ QuantizeReport quantize_model(const std::string& model, const std::string& out_p
     auto [scale, zp] = uint8_parameters(ranges[v]);
     scale_of[v] = scale;
     const Value like = graph.values[v];
-    ValueId s = add_constant(graph, like.name + ".scale", Tensor::scalar<float>(scale));
-    ValueId z = add_constant(graph, like.name + ".zero_point", Tensor::scalar<uint8_t>(zp));
+    ValueId s = graph.add_constant(like.name + ".scale", Tensor::scalar<float>(scale));
+    ValueId z = graph.add_constant(like.name + ".zero_point", Tensor::scalar<uint8_t>(zp));
     ValueId q = add_value(graph, like.name + ".quantized", DType::kUInt8, like);
     ValueId dq = add_value(graph, like.name + ".dequantized", DType::kFloat32, like);
     for (Node& n : graph.nodes)
@@ -213,9 +195,9 @@ QuantizeReport quantize_model(const std::string& model, const std::string& out_p
     }
     Shape scale_shape = options.per_channel ? Shape{M} : Shape{};
     const std::string& base = conv.name;
-    ValueId ws = add_constant(graph, base + ".w_scale", Tensor::from_vector<float>(scale_shape, w_scales));
-    ValueId wz = add_constant(graph, base + ".w_zero_point", Tensor(DType::kInt8, scale_shape));
-    ValueId wqv = add_constant(graph, base + ".w_quantized", std::move(wq));
+    ValueId ws = graph.add_constant(base + ".w_scale", Tensor::from_vector<float>(scale_shape, w_scales));
+    ValueId wz = graph.add_constant(base + ".w_zero_point", Tensor(DType::kInt8, scale_shape));
+    ValueId wqv = graph.add_constant(base + ".w_quantized", std::move(wq));
     ValueId wdq = add_value(graph, base + ".w_dequantized", DType::kFloat32, graph.values[conv.inputs[1]]);
     add_node(graph, "DequantizeLinear", base + ".w_dequantize", {wqv, ws, wz}, wdq, opset, options.per_channel ? 0 : -1);
     graph.nodes[id].inputs[1] = wdq;
@@ -228,8 +210,8 @@ QuantizeReport quantize_model(const std::string& model, const std::string& out_p
         double v = std::nearbyint(b.data<float>()[m] / b_scales.data<float>()[options.per_channel ? m : 0]);
         bq.data<int32_t>()[m] = static_cast<int32_t>(std::clamp(v, -2147483647.0, 2147483647.0));
       }
-      ValueId bs = add_constant(graph, base + ".b_scale", std::move(b_scales));
-      ValueId bqv = add_constant(graph, base + ".b_quantized", std::move(bq));
+      ValueId bs = graph.add_constant(base + ".b_scale", std::move(b_scales));
+      ValueId bqv = graph.add_constant(base + ".b_quantized", std::move(bq));
       ValueId bdq = add_value(graph, base + ".b_dequantized", DType::kFloat32, graph.values[conv.inputs[2]]);
       add_node(graph, "DequantizeLinear", base + ".b_dequantize", {bqv, bs}, bdq, opset, options.per_channel ? 0 : -1);
       graph.nodes[id].inputs[2] = bdq;

@@ -66,18 +66,6 @@ bool supported(DType d) {
   return false;
 }
 
-Tensor widen(const Tensor& x) {
-  Tensor out(DType::kFloat32, x.shape());
-  float* po = out.data<float>();
-  if (x.dtype() == DType::kFloat16) {
-    float16_to_float(x.data<Float16>(), po, x.numel());
-  } else {
-    const BFloat16* px = x.data<BFloat16>();
-    for (int64_t i = 0; i < x.numel(); ++i) po[i] = to_float(px[i]);
-  }
-  return out;
-}
-
 Tensor narrow(const Tensor& x, DType to) {
   Tensor out(to, x.shape());
   const float* px = x.data<float>();
@@ -93,7 +81,7 @@ Tensor narrow(const Tensor& x, DType to) {
 Tensor cast_to(const Node& node, const Tensor& x, DType to) {
   if (x.dtype() == to) return x.clone();
   if (x.dtype() == DType::kFloat16 || x.dtype() == DType::kBFloat16) {
-    Tensor wide = widen(x);
+    Tensor wide = widened_to_float32(x);
     return to == DType::kFloat32 ? wide : cast_to(node, wide, to);
   }
   if (to == DType::kFloat16 || to == DType::kBFloat16) {
