@@ -183,7 +183,7 @@ def main():
     for variant in ("float16", "bfloat16", "int8-qat", "int8"):
         ratios = [r["ratio"] for r in rows if r["variant"] == variant]
         print(f"{variant} / float32: geometric mean {geomean(ratios):.3f}, worst {max(ratios):.3f}")
-    comment = (f"float16 and int8 twins, {args.devices}, {rounds} rounds x {n} runs, input {'x'.join(map(str, shape))}; "
+    comment = (f"float16, bfloat16 and int8 twins, {args.devices}, {rounds} rounds x {n} runs, input {'x'.join(map(str, shape))}; "
                f"{cpu_model()}; {os.cpu_count()} cores; hetsched Python module, PyTorch "
                f"{__import__('torch').__version__} exports")
     keys = list(dict.fromkeys(k for r in rows for k in r))  # the float16 and int8 rows check different things
