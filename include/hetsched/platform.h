@@ -52,10 +52,10 @@ struct PlatformDevice {
   // caches its cores cover), 0 when none. The roofline cost model keeps the
   // values between a launch's kernels there when they all fit.
   int64_t onchip_bytes = 0;
-  // What a real CPU device computes float32 convolutions in: "float32", or
-  // "bfloat16" (set_precision): inputs and weights rounded to bfloat16,
-  // products accumulated in float32 (MatMul and Gemm stay float32 yet).
-  // Part of `signature`.
+  // What a real CPU device computes float32 convolutions and matrix
+  // products (Conv, MatMul, Gemm) in: "float32", or "bfloat16"
+  // (set_precision): inputs and weights rounded to bfloat16, products
+  // accumulated in float32. Part of `signature`.
   std::string precision = "float32";
   std::string description;   // one line for humans
   // Stable identity for stored profiles: for a real CPU device the CPU model,

@@ -116,8 +116,8 @@ struct SessionOptions {
   // ExecutionSummary::shapes).
   int max_shapes = 8;
   // "float32", or "bfloat16": the CPU devices compute float32 convolutions
-  // in bfloat16 where the CPU has bfloat16 instructions (faster, less exact;
-  // set_precision in platform.h). Opt-in.
+  // and matrix products in bfloat16 where the CPU has bfloat16 instructions
+  // (faster, less exact; set_precision in platform.h). Opt-in.
   std::string precision = "float32";
 };
 

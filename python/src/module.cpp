@@ -756,7 +756,8 @@ PYBIND11_MODULE(_hetsched, m) {
            "least recently run.\n"
            "remeasure: with scheduler='auto' on real devices, measure its candidates again instead of running "
            "the choice the profile database keeps for this graph, devices and options.\n"
-           "precision: 'float32', or 'bfloat16': the CPU devices compute float32 convolutions in bfloat16 where "
+           "precision: 'float32', or 'bfloat16': the CPU devices compute float32 convolutions and matrix products in "
+           "bfloat16 where "
            "the CPU has bfloat16 instructions (faster, less exact; opt-in).")
       .def("run", &PySession::run, py::arg("inputs"),
            "Runs the model once on a dict name -> numpy array and returns a dict name -> numpy array.\n\n"

@@ -175,17 +175,21 @@ TEST_F(HalfFloatTest, AHalfValueInsideASubgraphIsRefusedNamingTheNode) {
 namespace hetsched {
 namespace {
 
-// x[1, 16, 12, 12] -> Conv(W[32, 16, 3, 3], pad 1) -> y, random values.
-onnx::ModelProto random_conv_model() {
-  std::mt19937 rng(7);
+std::vector<float> random_values(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> w(32 * 16 * 9);
-  for (float& v : w) v = u(rng);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+// x[1, 16, 12, 12] -> Conv(W[32, 16, 3, 3], pad 1) -> y.
+onnx::ModelProto conv_model() {
   onnx::ModelProto m = make_model(13);
   auto* g = m.mutable_graph();
   *g->add_input() = tensor_info("x", onnx::TensorProto_DataType_FLOAT, {1, 16, 12, 12});
   *g->add_output() = tensor_info("y", onnx::TensorProto_DataType_FLOAT, {1, 32, 12, 12});
-  *g->add_initializer() = float_tensor("W", {32, 16, 3, 3}, w);
+  *g->add_initializer() = float_tensor("W", {32, 16, 3, 3}, random_values(32 * 16 * 9, 7));
   auto* conv = g->add_node();
   *conv = make_node("Conv", {"x", "W"}, {"y"}, "conv");
   auto* pads = conv->add_attribute();
@@ -195,35 +199,61 @@ onnx::ModelProto random_conv_model() {
   return m;
 }
 
-TEST_F(HalfFloatTest, PrecisionBfloat16ComputesConvolutionsInBfloat16WhereTheCpuHasIt) {
-  std::string path = save(random_conv_model());
-  SessionOptions f32_options("cpu:0");
-  SessionOptions bf16_options("cpu:0");
-  bf16_options.precision = "bfloat16";
-  Session f32(load_model(path), f32_options);
-  Session bf16(load_model(path), bf16_options);
-  Tensor x(DType::kFloat32, {1, 16, 12, 12});
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = u(rng);
-  std::vector<double> a = f32.run({{"x", x}}).at("y").to_double_vector();
-  std::vector<double> b = bf16.run({{"x", x}}).at("y").to_double_vector();
-  double max_diff = 0, max_a = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    max_diff = std::max(max_diff, std::fabs(a[i] - b[i]));
-    max_a = std::max(max_a, std::fabs(a[i]));
+// x[6, 64] -> MatMul(W[64, 32]) -> MatMul(x2[32, 16], B computed) -> Gemm(transB W2[8, 16]) -> y[6, 8].
+onnx::ModelProto matmul_gemm_model() {
+  onnx::ModelProto m = make_model(13);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto_DataType_FLOAT, {6, 64});
+  *g->add_input() = tensor_info("x2", onnx::TensorProto_DataType_FLOAT, {32, 16});
+  *g->add_output() = tensor_info("y", onnx::TensorProto_DataType_FLOAT, {6, 8});
+  *g->add_initializer() = float_tensor("W", {64, 32}, random_values(64 * 32, 8));
+  *g->add_initializer() = float_tensor("W2", {8, 16}, random_values(8 * 16, 9));
+  *g->add_node() = make_node("MatMul", {"x", "W"}, {"h"}, "matmul_weights");
+  *g->add_node() = make_node("MatMul", {"h", "x2"}, {"h2"}, "matmul_activations");
+  auto* gemm = g->add_node();
+  *gemm = make_node("Gemm", {"h2", "W2"}, {"y"}, "gemm");
+  auto* trans = gemm->add_attribute();
+  trans->set_name("transB");
+  trans->set_type(onnx::AttributeProto::INT);
+  trans->set_i(1);
+  return m;
+}
+
+TEST_F(HalfFloatTest, PrecisionBfloat16ComputesConvolutionsAndMatrixProductsInBfloat16WhereTheCpuHasIt) {
+  for (const onnx::ModelProto& model : {conv_model(), matmul_gemm_model()}) {
+    std::string path = save(model);
+    Graph graph = load_model(path);
+    SessionOptions bf16_options("cpu:0");
+    bf16_options.precision = "bfloat16";
+    Session f32(graph, SessionOptions("cpu:0"));
+    Session bf16(graph, bf16_options);
+    TensorMap inputs;
+    for (ValueId id : graph.inputs) {
+      const Value& v = graph.values[id];
+      std::vector<float> values = random_values(static_cast<size_t>(shape_numel(v.shape)), 1);
+      inputs[v.name] = Tensor::from_vector<float>(v.shape, values);
+    }
+    std::vector<double> a = f32.run(inputs).at("y").to_double_vector();
+    std::vector<double> b = bf16.run(inputs).at("y").to_double_vector();
+    double max_diff = 0, max_a = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      max_diff = std::max(max_diff, std::fabs(a[i] - b[i]));
+      max_a = std::max(max_a, std::fabs(a[i]));
+    }
+    const auto& warnings = bf16.summary().warnings;
+    bool kept_float32 = std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
+      return w.find("no bfloat16 instructions") != std::string::npos;
+    });
+    if (kept_float32) {
+      EXPECT_EQ(a, b);
+      GTEST_SKIP() << "this CPU has no bfloat16 instructions: " << warnings.front();
+    }
+    EXPECT_EQ(bf16.summary().n_fallbacks, 0);
+    EXPECT_EQ(bf16.platform().devices[0].precision, "bfloat16");
+    EXPECT_NE(bf16.platform().signature(), f32.platform().signature()) << "profiles of the two must not mix";
+    EXPECT_GT(max_diff, 0.0) << "inputs and weights rounded to bfloat16 change the sums";
+    EXPECT_LT(max_diff, 0.03 * max_a) << "but only by bfloat16's precision";
   }
-  const auto& warnings = bf16.summary().warnings;
-  bool kept_float32 = std::any_of(warnings.begin(), warnings.end(),
-                                  [](const std::string& w) { return w.find("no bfloat16 instructions") != std::string::npos; });
-  if (kept_float32) {
-    EXPECT_EQ(a, b);
-    GTEST_SKIP() << "this CPU has no bfloat16 instructions: " << warnings.front();
-  }
-  EXPECT_EQ(bf16.platform().devices[0].precision, "bfloat16");
-  EXPECT_NE(bf16.platform().signature(), f32.platform().signature()) << "profiles of the two must not mix";
-  EXPECT_GT(max_diff, 0.0) << "inputs and weights rounded to bfloat16 change the sums";
-  EXPECT_LT(max_diff, 0.02 * max_a) << "but only by bfloat16's precision";
 }
 
 TEST(PrecisionOption, AnUnknownPrecisionIsAUsageError) {

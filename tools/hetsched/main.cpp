@@ -112,7 +112,8 @@ struct RunCommand {
                   "for this model, devices and options");
     model.add_cuda_graph_option(cmd);
     cmd->add_option("--precision", precision,
-                    "bfloat16: compute float32 convolutions in bfloat16 where the CPU has it (faster, less exact; "
+                    "bfloat16: compute float32 convolutions and matrix products in bfloat16 where the CPU has it "
+                    "(faster, less exact; "
                     "the outputs are compared with float32's on the same input)")
         ->check(CLI::IsMember({"float32", "bfloat16"}))
         ->capture_default_str();

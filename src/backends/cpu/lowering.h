@@ -35,12 +35,15 @@ class Lowering {
   const Node& node() const { return graph().nodes[node_id_]; }
   NodeId node_id() const { return node_id_; }
   const dnnl::engine& engine() const { return program_.engine_; }
-  // The data type a float32 Conv reads its input and weights in: bf16 on a
-  // device computing in bfloat16 (ProgramScope), else f32. Its output stays
-  // float32.
+  // The data type a float32 Conv, MatMul or Gemm reads its inputs and
+  // weights in: bf16 on a device computing in bfloat16 (ProgramScope), else
+  // f32. Its output stays float32.
   dnnl::memory::data_type compute_type() const {
     return program_.scope_.bfloat16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
   }
+  // Input i (float32) in compute_type(), plain: its plain buffer, or a
+  // plain (row-major, the value's shape) bfloat16 copy made by a reorder.
+  BufferId compute_input(size_t i);
 
   // Input i's value, and facts about it.
   const Value& input_value(size_t i) const { return graph().values[node().inputs.at(i)]; }

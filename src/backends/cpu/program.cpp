@@ -180,6 +180,13 @@ BufferId Lowering::input(size_t i, const std::optional<dnnl::memory::desc>& desc
   return value_in(node().inputs.at(i), desc);
 }
 
+BufferId Lowering::compute_input(size_t i) {
+  if (compute_type() == dnnl::memory::data_type::f32) return input(i);
+  dnnl::memory::desc desc = plain_desc(input_value(i).dtype, input_value(i).shape);
+  desc.data.data_type = static_cast<dnnl_data_type_t>(compute_type());
+  return input(i, desc);
+}
+
 BufferId Lowering::new_constant(Tensor tensor, const std::optional<dnnl::memory::desc>& desc,
                                 const std::optional<dnnl::memory::desc>& source) {
   auto& buffers = program_.buffers_;

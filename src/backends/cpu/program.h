@@ -106,7 +106,7 @@ struct ProgramScope {
   // point first (see compile_launch()).
   std::function<std::optional<dnnl::memory::desc>(ValueId)> import_layout;
   // The device's PlatformDevice::precision: "bfloat16" makes the float32
-  // Conv lowering take bfloat16 inputs and weights.
+  // Conv, MatMul and Gemm lowerings take bfloat16 inputs and weights.
   bool bfloat16 = false;
 };
 

@@ -1,6 +1,7 @@
 // Gemm on oneDNN's matmul primitive: Y = alpha * A' * B' + beta * C.
 //
-// float32 only. transA/transB are strides of the plain operands (a
+// float32 (A and B in bfloat16 on a device computing in it:
+// Lowering::compute_type). transA/transB are strides of the plain operands (a
 // non-constant B^T is read in place; a constant B is transposed and reordered
 // once into the layout the primitive prefers). C (opset 11: optional)
 // broadcasts to M x N ([N], [1, N], [M, 1], [M, N], scalar):
@@ -78,9 +79,10 @@ bool lower_gemm(Lowering& l) {
   // A' (M x K) and B' (K x N) read through strides; constant B in the
   // primitive's preferred layout.
   const bool b_constant = l.input_is_constant(1);
-  dnnl::memory::desc src_md({M, K}, dt::f32, trans_a ? dims{1, M} : dims{K, 1});
-  dnnl::memory::desc w_md = b_constant ? dnnl::memory::desc({K, N}, dt::f32, tag::any)
-                                       : dnnl::memory::desc({K, N}, dt::f32, trans_b ? dims{1, K} : dims{N, 1});
+  const dt ct = l.compute_type();
+  dnnl::memory::desc src_md({M, K}, ct, trans_a ? dims{1, M} : dims{K, 1});
+  dnnl::memory::desc w_md = b_constant ? dnnl::memory::desc({K, N}, ct, tag::any)
+                                       : dnnl::memory::desc({K, N}, ct, trans_b ? dims{1, K} : dims{N, 1});
   dnnl::memory::desc bias_md;
   if (c_as_bias) bias_md = dnnl::memory::desc(c_dims, dt::f32, tag::ab);
   dnnl::memory::desc dst_md({M, N}, dt::f32, tag::ab);
@@ -92,7 +94,7 @@ bool lower_gemm(Lowering& l) {
   }
 
   // Everything is decided: emit.
-  BufferId src = l.input(0);
+  BufferId src = l.compute_input(0);
   BufferId weights;
   if (b_constant) {
     // N x K (transB) read as K x N through strides: the reorder into the
@@ -102,7 +104,7 @@ bool lower_gemm(Lowering& l) {
     if (trans_b) source = dnnl::memory::desc({K, N}, dt::f32, dims{1, K});
     weights = l.new_constant(l.constant(1), pd->weights_desc(), source);
   } else {
-    weights = l.input(1);
+    weights = l.compute_input(1);
   }
   std::vector<std::pair<int, BufferId>> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}};
   if (use_c) {

@@ -1,6 +1,7 @@
 // MatMul on oneDNN's matmul primitive (numpy.matmul semantics).
 //
-// float32 only; 1-D operands ([K] as [1, K] or [K, 1], the added dim
+// float32 (operands in bfloat16 on a device computing in it:
+// Lowering::compute_type); 1-D operands ([K] as [1, K] or [K, 1], the added dim
 // dropped from the output); batched operands whose batch dims broadcast
 // (ranks equalised with leading 1s, oneDNN broadcasts size-1 batch dims of
 // either operand). When B has no batch (or an all-1 one) A's batch is folded
@@ -28,7 +29,7 @@ dims plain_strides(const dims& d) {
   return s;
 }
 
-dnnl::memory::desc plain_f32(const dims& d) { return dnnl::memory::desc(d, dt::f32, plain_strides(d)); }
+dnnl::memory::desc plain(const dims& d, dt type) { return dnnl::memory::desc(d, type, plain_strides(d)); }
 
 bool lower_matmul(Lowering& l) {
   const Graph& g = l.graph();
@@ -105,22 +106,23 @@ bool lower_matmul(Lowering& l) {
   attr.set_post_ops(post_ops);
 
   const bool b_constant = l.input_is_constant(1);
-  dnnl::memory::desc w_md = b_constant ? dnnl::memory::desc(w_dims, dt::f32, tag::any) : plain_f32(w_dims);
+  const dt ct = l.compute_type();
+  dnnl::memory::desc w_md = b_constant ? dnnl::memory::desc(w_dims, ct, tag::any) : plain(w_dims, ct);
   dnnl::memory::desc bias_md;
-  if (bias) bias_md = plain_f32(bias_dims);
+  if (bias) bias_md = plain(bias_dims, dt::f32);
   std::optional<dnnl::matmul::primitive_desc> pd;
   try {
-    pd.emplace(dnnl::matmul::desc(plain_f32(src_dims), w_md, bias_md, plain_f32(dst_dims)), attr, l.engine());
+    pd.emplace(dnnl::matmul::desc(plain(src_dims, ct), w_md, bias_md, plain(dst_dims, dt::f32)), attr, l.engine());
   } catch (const dnnl::error&) {
     return false;
   }
 
   // Everything is decided: emit. Plain buffers hold the bytes of the
   // primitive's (reshaped) plain operands.
-  BufferId src = l.input(0);
+  BufferId src = l.compute_input(0);
   BufferId weights = b_constant ? l.new_constant(l.constant(1).reshaped(Shape(w_dims.begin(), w_dims.end())),
                                                  pd->weights_desc())
-                                : l.input(1);
+                                : l.compute_input(1);
   std::vector<std::pair<int, BufferId>> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}};
   if (bias) args.push_back({DNNL_ARG_BIAS, l.new_constant(*bias)});
   args.push_back({DNNL_ARG_DST, l.output(result)});
