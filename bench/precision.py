@@ -14,7 +14,9 @@ Method
    - int8: the float32 file quantized by `hetsched quantize --per-channel`,
      calibrated on 8 random images (saved as .npy, given with --calibration);
    - bfloat16: the float32 file itself, in a session with
-     precision="bfloat16" (convolutions computed in bfloat16).
+     precision="bfloat16" (convolutions and matrix products computed in
+     bfloat16); also the zoo's BERT encoder (base sizes, sequence 128, its
+     random token ids).
 2. One session per file on one device (default cpu:0: one core, the stable
    timings), in one process (the hetsched Python module); the same random
    input (as float16 for the float16 twin).
@@ -124,13 +126,15 @@ def main():
         os.environ["XDG_CACHE_HOME"] = tmp
         x = np.random.default_rng(0).uniform(-1, 1, shape).astype(np.float32)
 
-        def measure(name, variant, path32, twin_path, twin_x, checks, precision="float32"):
+        def measure(name, variant, path32, twin_path, twin_x, checks, precision="float32", feeds=None, output="y"):
             s32 = hetsched.Session(path32, devices=args.devices)
             twin = hetsched.Session(twin_path, devices=args.devices, precision=precision)
-            y = twin.run({"x": twin_x})["y"]
+            feeds32 = feeds or {"x": x}
+            feeds_twin = feeds or {"x": twin_x}
+            y = twin.run(feeds_twin)[output]
             ms32, ms_twin = [], []
             for r in range(rounds):
-                order = [(s32, {"x": x}, ms32), (twin, {"x": twin_x}, ms_twin)]
+                order = [(s32, feeds32, ms32), (twin, feeds_twin, ms_twin)]
                 if r % 2:
                     order.reverse()
                 for session, feeds, out in order:
@@ -157,6 +161,14 @@ def main():
             y32 = hetsched.Session(path32, devices=args.devices).run({"x": x})["y"]
             measure(name, "float16", path32, path16, x.astype(np.float16), [("float32", lambda _: y32)])
             measure(name, "bfloat16", path32, path32, x, [("float32", lambda _: y32)], precision="bfloat16")
+        # A transformer: the zoo's BERT encoder (base sizes, sequence 128; 2 layers with --quick).
+        bert = "zoo:bert" if not args.quick else os.path.join(tmp, "bert2.onnx")
+        if args.quick:
+            hetsched.export_model("zoo:bert", bert, params={"layers": 2, "seq": 16})
+        bert_feeds = hetsched.Session(bert, devices=args.devices).random_inputs()
+        bert_y32 = hetsched.Session(bert, devices=args.devices).run(bert_feeds)["output"]
+        measure("bert", "bfloat16", bert, bert, None, [("float32", lambda _: bert_y32)], precision="bfloat16",
+                feeds=bert_feeds, output="output")
         import torch
         for name in INT8_MODELS:
             path32, path8 = os.path.join(tmp, name + ".onnx"), os.path.join(tmp, name + "_qdq.onnx")
