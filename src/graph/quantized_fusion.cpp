@@ -66,11 +66,12 @@ bool per_tensor(const Graph& g, const Node& q) {
   return zp && zp->numel() == 1 && is_8bit(zp->dtype());
 }
 
-// The zero point input of a DequantizeLinear / QuantizeLinear, or a new
-// uint8 0 (the spec's default) when it has none.
-ValueId zero_point_of(Graph& g, const Node& q, const std::string& name) {
+// The zero point input of a DequantizeLinear / QuantizeLinear, or, when it
+// has none, a new 0 of `type`: the data's type for a DequantizeLinear,
+// uint8 for a QuantizeLinear (the spec's defaults).
+ValueId zero_point_of(Graph& g, const Node& q, const std::string& name, DType type) {
   if (q.input(2) != kNoValue) return q.input(2);
-  return g.add_constant(name, Tensor::scalar<uint8_t>(0));
+  return g.add_constant(name, Tensor(type, {}));
 }
 
 // A float32 constant's value for each of M channels: it holds one value, or
@@ -259,12 +260,12 @@ bool try_fuse_conv(Graph& g, NodeId conv_id) {
     if (conv.has_attr(key)) fused.attributes[key] = conv.attributes.at(key);
   fused.inputs = {dx->inputs[0],
                   dx->inputs[1],
-                  zero_point_of(g, *dx, name + ".x_zero_point"),
+                  zero_point_of(g, *dx, name + ".x_zero_point", g.values[dx->inputs[0]].dtype),
                   dw->inputs[0],
                   g.add_constant(name + ".w_scale", std::move(scales)),
                   g.add_constant(name + ".w_zero_point", Tensor(DType::kInt8, {M})),
                   q.inputs[1],
-                  zero_point_of(g, q, name + ".y_zero_point")};
+                  zero_point_of(g, q, name + ".y_zero_point", DType::kUInt8)};
   if (has_bias) fused.inputs.push_back(g.add_constant(name + ".bias_int32", std::move(bias)));
   fused.outputs = {g.nodes[next].outputs[0]};
   // Dead: the Conv, the chain and the QuantizeLinear (the DequantizeLinears

@@ -1,0 +1,125 @@
+// The load-time fusion of QDQ chains (graph/quantized_fusion.cpp): what it
+// fuses runs as one QLinearConv with the float chain's results (to one
+// quantization step), and what it must not fuse stays as written.
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "hetsched/session.h"
+#include "onnx_model_util.h"
+
+namespace hetsched {
+namespace {
+
+using namespace hetsched::testing;
+
+onnx::TensorProto int8_tensor(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int>& v) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto_DataType_INT8);
+  for (int64_t d : dims) t.add_dims(d);
+  for (int x : v) t.add_int32_data(x);
+  return t;
+}
+
+struct Chain {
+  bool relu = false;
+  int y_zero_point = -128;  // int8 output
+  int w_zero_point = 0;
+};
+
+// x[1, 4, 6, 6] float -> QuantizeLinear (int8) -> DequantizeLinear (no zero
+// point: int8 0) -> Conv(DequantizeLinear(w int8 [8, 4, 3, 3]), bias) [-> Relu]
+// -> QuantizeLinear (int8) -> DequantizeLinear -> y.
+onnx::ModelProto qdq_conv(const Chain& c) {
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> q(-127, 127);
+  std::vector<int> w(8 * 4 * 9);
+  for (int& v : w) v = q(rng);
+  onnx::ModelProto m = make_model(13);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto_DataType_FLOAT, {1, 4, 6, 6});
+  *g->add_output() = tensor_info("y", onnx::TensorProto_DataType_FLOAT, {1, 8, 4, 4});
+  *g->add_initializer() = float_tensor("x_scale", {}, {1.0f / 64});
+  *g->add_initializer() = int8_tensor("x_zp", {}, {0});
+  *g->add_initializer() = int8_tensor("w", {8, 4, 3, 3}, w);
+  *g->add_initializer() = float_tensor("w_scale", {}, {1.0f / 256});
+  *g->add_initializer() = int8_tensor("w_zp", {}, {c.w_zero_point});
+  *g->add_initializer() = float_tensor("b", {8}, {0.1f, -0.2f, 0.3f, -0.4f, 0.5f, -0.6f, 0.7f, -0.8f});
+  *g->add_initializer() = float_tensor("y_scale", {}, {1.0f / 16});
+  *g->add_initializer() = int8_tensor("y_zp", {}, {c.y_zero_point});
+  *g->add_node() = make_node("QuantizeLinear", {"x", "x_scale", "x_zp"}, {"xq"}, "quantize_x");
+  *g->add_node() = make_node("DequantizeLinear", {"xq", "x_scale"}, {"xd"}, "dequantize_x");
+  *g->add_node() = make_node("DequantizeLinear", {"w", "w_scale", "w_zp"}, {"wd"}, "dequantize_w");
+  *g->add_node() = make_node("Conv", {"xd", "wd", "b"}, {"c"}, "conv");
+  std::string before_q = "c";
+  if (c.relu) {
+    *g->add_node() = make_node("Relu", {"c"}, {"r"}, "relu");
+    before_q = "r";
+  }
+  *g->add_node() = make_node("QuantizeLinear", {before_q, "y_scale", "y_zp"}, {"yq"}, "quantize_y");
+  *g->add_node() = make_node("DequantizeLinear", {"yq", "y_scale", "y_zp"}, {"y"}, "dequantize_y");
+  return m;
+}
+
+class QuantizedFusionTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = temp_dir(::testing::UnitTest::GetInstance()->current_test_info()->name()); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  Graph load(const onnx::ModelProto& m, bool optimize = true) {
+    write_model(m, dir_ / "model.onnx");
+    LoadOptions options;
+    options.optimize = optimize;
+    return load_model((dir_ / "model.onnx").string(), options);
+  }
+  static int count(const Graph& g, const std::string& op) {
+    int n = 0;
+    for (const Node& node : g.nodes) n += node.op_type == op;
+    return n;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(QuantizedFusionTest, AnInt8ChainBecomesOneQLinearConvOnTheCpuWithTheFloatChainsResults) {
+  for (bool relu : {false, true}) {
+    Chain chain;
+    chain.relu = relu;  // y's zero point -128, the lowest int8: the saturation clamps as the Relu would
+    Graph fused = load(qdq_conv(chain));
+    EXPECT_EQ(count(fused, "QLinearConv"), 1) << relu;
+    EXPECT_EQ(count(fused, "Conv"), 0);
+    EXPECT_EQ(count(fused, "Relu"), 0);
+    Session cpu(fused, SessionOptions("cpu:0"));
+    EXPECT_EQ(cpu.summary().n_fallbacks, 0) << cpu.summary().fallbacks.front();
+    // The float chain, unfused, on the reference kernels.
+    TensorMap inputs = cpu.random_inputs(5);
+    Tensor want = run_reference(load(qdq_conv(chain), false), inputs).at("y");
+    Tensor got = cpu.run(inputs).at("y");
+    std::vector<double> a = got.to_double_vector(), b = want.to_double_vector();
+    int n_steps_apart = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_LE(std::fabs(a[i] - b[i]), 1.0 / 16 + 1e-6) << i;  // at most one step of y
+      n_steps_apart += a[i] != b[i];
+    }
+    EXPECT_LE(n_steps_apart, static_cast<int>(a.size()) / 20) << "rounding ties (the bias rounded to int32) only";
+  }
+}
+
+TEST_F(QuantizedFusionTest, WhatWouldChangeTheResultsIsNotFused) {
+  Chain relu_above_lowest;
+  relu_above_lowest.relu = true;
+  relu_above_lowest.y_zero_point = 0;  // a Relu clamps at 0, which int8 codes -128..-1 can hold
+  Chain asymmetric_weights;
+  asymmetric_weights.w_zero_point = 3;  // oneDNN's int8 weights have no zero point
+  for (const Chain& chain : {relu_above_lowest, asymmetric_weights}) {
+    Graph g = load(qdq_conv(chain));
+    EXPECT_EQ(count(g, "QLinearConv"), 0);
+    EXPECT_EQ(count(g, "Conv"), 1);
+    Tensor want = run_reference(load(qdq_conv(chain), false), Session(g).random_inputs(5)).at("y");
+    Tensor got = Session(g, SessionOptions("cpu:0")).run(Session(g).random_inputs(5)).at("y");
+    std::vector<double> a = got.to_double_vector(), b = want.to_double_vector();
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1.0 / 16 + 1e-6) << i;
+  }
+}
+
+}  // namespace
+}  // namespace hetsched
