@@ -232,7 +232,6 @@ bool try_fuse_conv(Graph& g, NodeId conv_id) {
   const Node& q = g.nodes[next];
   if (!per_tensor(g, q)) return false;
   const float x_scale = constant_input(g, *dx, 1)->data<float>()[0];
-  const Tensor* y_zp = constant_input(g, q, 2);
   if (relu != kNoNode && !clamped_by_saturation(g, g.nodes[relu], q)) return false;
   // Weight scales times alpha; the bias int32 at scale x_scale * w_scale.
   Tensor scales(DType::kFloat32, {M});
