@@ -108,7 +108,7 @@ DType dtype_of_numpy(const py::dtype& dtype) {
 py::dtype numpy_dtype(DType dtype) {
   if (dtype == DType::kUndefined) throw Error(ErrorCode::kRuntime, "a tensor of undefined dtype has no numpy dtype");
   if (dtype == DType::kBFloat16)
-    throw Error(ErrorCode::kUnsupported, "numpy has no bfloat16: cast the model's bfloat16 outputs to float32");
+    throw Error(ErrorCode::kUnsupported, "numpy has no bfloat16: a bfloat16 input or output needs a Cast to float32 in the model");
   return py::dtype(std::string(dtype_name(dtype)));  // the engine's names are numpy's
 }
 

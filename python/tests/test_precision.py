@@ -119,7 +119,8 @@ class HalfAndQuantizedAgainstPyTorch(unittest.TestCase):
         fallbacks = session.summary["fallbacks"]
         self.assertFalse([f for f in fallbacks if "Conv" in f.split(":")[0]], fallbacks)
         # The second Conv, its ReLU and its QuantizeLinear are one int8 QLinearConv on
-        # the CPU backend; the first (a BatchNormalization follows it) stays float32.
+        # the CPU backend; the first stays float32: its ReLU comes before an int8
+        # QuantizeLinear of zero point 0, whose saturation does not clamp at 0.
         self.assertIn("QLinearConv", session.explain())
         reference = hetsched.Session(path, reference=True)
         for seed in range(3):
@@ -252,6 +253,8 @@ class QuantizeFromPython(unittest.TestCase):
         with torch.no_grad():
             want = model(torch.from_numpy(x)).numpy()
         np.testing.assert_allclose(got, want, rtol=0, atol=0.05 * float(np.max(np.abs(want))))
+        with self.assertRaisesRegex(hetsched.UsageError, "random calibration runs: expected 1 or more, got 0"):
+            hetsched.quantize(path, os.path.join(TMP, "none.onnx"), random=0)
         with self.assertRaisesRegex(hetsched.Error, "already quantized"):
             hetsched.quantize(out, os.path.join(TMP, "again.onnx"))
 

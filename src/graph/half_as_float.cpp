@@ -76,7 +76,8 @@ int compute_half_as_float(Graph& graph) {
   std::set<ValueId> keep;  // 16-bit values that stay so
 
   // Pass 1: a Cast or CastLike to a 16-bit type rounds into a value of its
-  // own, read back as float32 (unless it is a graph output, kept as it is).
+  // own, read back as float32 (a graph output then gets its own Cast to 16
+  // bits in pass 3, and its other readers the float32 value).
   const size_t n_nodes = graph.nodes.size();
   for (size_t n = 0; n < n_nodes; ++n) {
     Node& node = graph.nodes[n];
@@ -91,10 +92,6 @@ int compute_half_as_float(Graph& graph) {
       node.attributes = {{"to", a}};
     }
     if (node.op_type != "Cast") continue;
-    if (graph.is_graph_output(out)) {
-      keep.insert(out);
-      continue;
-    }
     ValueId rounded = add_value_like(graph, out, ".rounded", graph.values[out].dtype);
     keep.insert(rounded);
     graph.nodes[n].outputs[0] = rounded;

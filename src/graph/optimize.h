@@ -13,7 +13,7 @@ struct OptimizeStats {
   int n_folded_batch_norm = 0;  // BatchNormalization nodes folded into the preceding Conv
   int n_folded_pads = 0;        // zero Pad nodes folded into the following Conv / AveragePool
   int n_einsum_as_matmul = 0;   // Einsum nodes that are matrix products, made MatMul
-  int n_quantized_fused = 0;    // DequantizeLinear -> Conv -> QuantizeLinear chains made QLinearConv
+  int n_quantized_fused = 0;    // QDQ chains made QLinearConv, and DequantizeLinear -> MaxPool swapped
 };
 
 // Nodes whose inputs are all constants (and Shape/Size of a value with a

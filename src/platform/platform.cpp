@@ -489,7 +489,10 @@ std::string set_precision(Platform& platform, const std::string& precision) {
   if (precision == "float32") return "";
   // oneDNN's bfloat16 convolutions and matrix products on a CPU without
   // them are emulated, slower than float32.
-  if (dnnl::get_effective_cpu_isa() < dnnl::cpu_isa::avx512_core_bf16)
+  // cpu_isa values are bit masks of features, not an order.
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+  if ((isa & bf16) != bf16)
     return "precision bfloat16: this CPU has no bfloat16 instructions (AVX512-BF16, AMX); computing in float32";
   for (PlatformDevice& d : platform.devices) {
     if (d.kind != DeviceKind::kCpu || d.precision == precision) continue;

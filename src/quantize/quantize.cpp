@@ -63,6 +63,13 @@ std::string why_not(const Graph& g, const Node& conv) {
   if (x.dtype != DType::kFloat32) return fmt::format("input of dtype {}", dtype_name(x.dtype));
   if (!w.is_constant() || w.dtype != DType::kFloat32) return "weights computed at run time";
   if (conv.input(2) != kNoValue && !g.values[conv.inputs[2]].is_constant()) return "bias computed at run time";
+  for (ValueId v : {conv.inputs[1], conv.input(2)}) {
+    if (v == kNoValue) continue;
+    const Tensor& t = *g.values[v].initializer;
+    if (t.dtype() != DType::kFloat32) return "bias not float32";
+    for (int64_t i = 0; i < t.numel(); ++i)
+      if (!std::isfinite(t.data<float>()[i])) return fmt::format("'{}' holds a value that is not finite", g.values[v].name);
+  }
   return "";
 }
 
@@ -81,7 +88,9 @@ ValueId conv_result(const Graph& g, const Node& conv) {
 
 QuantizeReport quantize_model(const std::string& model, const std::string& out_path, const QuantizeOptions& options) {
   Graph graph = load_model(model);
-  int64_t opset = graph.nodes.empty() ? 0 : graph.nodes.front().opset;
+  int64_t opset = 0;  // of the default domain, where QuantizeLinear is
+  for (const Node& n : graph.nodes)
+    if (n.domain.empty()) opset = std::max(opset, n.opset);
   for (const Node& n : graph.nodes) {
     if (n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear" || n.op_type.rfind("QLinear", 0) == 0)
       throw Error(ErrorCode::kUnsupported, fmt::format("{}: already quantized (node {})", model, n.label()));
@@ -94,6 +103,9 @@ QuantizeReport quantize_model(const std::string& model, const std::string& out_p
                 fmt::format("{}: opset {}: per-channel weights need opset 13 or later (DequantizeLinear's axis); "
                             "quantize per tensor, or export the model at opset 13",
                             model, opset));
+  if (options.calibration.empty() && options.n_random < 1)
+    throw Error(ErrorCode::kUsage,
+                fmt::format("random calibration runs: expected 1 or more, got {}", options.n_random));
   for (size_t k = 0; k < options.calibration.size(); ++k) {
     try {
       check_inputs(graph, options.calibration[k]);

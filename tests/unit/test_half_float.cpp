@@ -144,6 +144,29 @@ TEST_F(HalfFloatTest, AnExplicitCastToFloat16StillRounds) {
   }
 }
 
+// x float32 -> Cast(float16) -> h, a graph output that an Add also reads:
+// the Add reads the rounded value as float32, h stays float16.
+TEST_F(HalfFloatTest, ACastToFloat16ThatIsAnOutputAndReadOnStillRounds) {
+  onnx::ModelProto m = make_model(13);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto_DataType_FLOAT, {2});
+  *g->add_output() = tensor_info("h", onnx::TensorProto_DataType_FLOAT16, {2});
+  *g->add_output() = tensor_info("s", onnx::TensorProto_DataType_FLOAT16, {2});
+  onnx::NodeProto cast = make_node("Cast", {"x"}, {"h"}, "cast");
+  auto* to = cast.add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto_DataType_FLOAT16);
+  *g->add_node() = cast;
+  *g->add_node() = make_node("Add", {"h", "h"}, {"s"}, "add");
+  Session session = Session::load(save(m), {}, SessionOptions("cpu:0"));
+  TensorMap out = session.run({{"x", Tensor::from_vector<float>({2}, {1.0f + 1.0f / 4096, 3.0f})}});
+  ASSERT_EQ(out.at("h").dtype(), DType::kFloat16);
+  ASSERT_EQ(out.at("s").dtype(), DType::kFloat16);
+  EXPECT_EQ(out.at("h").to_double_vector(), (std::vector<double>{1.0, 3.0}));
+  EXPECT_EQ(out.at("s").to_double_vector(), (std::vector<double>{2.0, 6.0}));
+}
+
 TEST_F(HalfFloatTest, AHalfValueInsideASubgraphIsRefusedNamingTheNode) {
   Graph body;
   Value v;

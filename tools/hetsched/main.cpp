@@ -265,9 +265,10 @@ struct RunCommand {
   // input (the same devices, run sequentially).
   static void print_precision_change(const Session& session, SessionOptions options, const TensorMap& feeds,
                                      const TensorMap& outputs) {
-    const std::vector<std::string>& warnings = session.summary().warnings;
-    if (std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) { return w.rfind("precision", 0) == 0; }))
-      return;  // it computed in float32 after all (the summary's warning says why)
+    const auto& devices = session.platform().devices;
+    if (std::none_of(devices.begin(), devices.end(),
+                     [&](const PlatformDevice& d) { return d.precision == options.precision; }))
+      return;  // no device computed in it (the reference kernels, no CPU, or a warning says why)
     const std::string reduced = options.precision;
     options.precision = "float32";
     options.scheduler = "sequential";
