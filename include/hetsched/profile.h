@@ -51,7 +51,11 @@ struct ProfileReport {
     bool stored_under_load = false;
   };
   std::vector<Device> devices;
+  // Hand-over costs stored, per ordered pair of CPU devices: fitted in
+  // context (the graph's launches alternating between the two devices) or,
+  // where too few of its launches cross, by a microbenchmark.
   int n_links_measured = 0;
+  int n_links_in_context = 0;  // of them, fitted in context
   double seconds = 0;
 };
 

@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <future>
 #include <chrono>
@@ -355,6 +356,13 @@ double keep_quiet_runs(const TimedRuns& runs, const ProfileOptions& options, std
   return kept_waited.empty() ? 0 : kept_waited[kept_waited.size() / 2];
 }
 
+// One run of `executor`, its steps' times in `timeline`; its wall time (µs).
+double run_timed(Executor& executor, const TensorMap& inputs, RunTimeline* timeline) {
+  auto start = Clock::now();
+  executor.run(inputs, timeline);
+  return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+}
+
 // Runs one pass (time_runs); sets `samples` to each timed launch's
 // durations (µs) in the runs it keeps, by signature, and returns their share
 // of waiting (keep_quiet_runs).
@@ -369,9 +377,7 @@ double run_pass(const Graph& graph, const Platform& one_device, const Pass& pass
       options, cores, 1,
       [&](std::vector<Samples>* run_samples) {
         RunTimeline timeline;
-        auto start = Clock::now();
-        executor.run(inputs, &timeline);
-        double wall_us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+        double wall_us = run_timed(executor, inputs, &timeline);
         if (run_samples) timer.collect(executor.plan(), timeline, &run_samples->front());
         return wall_us;
       },
@@ -572,7 +578,157 @@ LinkFit measure_handover(const PlatformDevice& from, const PlatformDevice& to, b
   return fit_link(points);
 }
 
+// --- hand-over in context: the graph's fusion units alternating between two devices
+
+// Launches reading another device's values needed per direction for a fit
+// in context; fewer (a small graph) fall back to measure_handover.
+constexpr int kMinHandoverLaunches = 8;
+
+// The pass below runs the graph's fusion units in topological order, unit
+// u on the pair's device u % 2. Per unit: the values it reads from units on
+// the other device, once each.
+std::vector<std::set<ValueId>> alternating_reads(const Graph& graph, const std::vector<std::vector<NodeId>>& units) {
+  std::vector<size_t> unit_of(graph.nodes.size(), 0);
+  for (size_t u = 0; u < units.size(); ++u)
+    for (NodeId n : units[u]) unit_of[static_cast<size_t>(n)] = u;
+  std::vector<std::set<ValueId>> reads(units.size());
+  for (size_t u = 0; u < units.size(); ++u)
+    for (NodeId n : units[u])
+      for (ValueId v : graph.nodes[static_cast<size_t>(n)].inputs) {
+        if (v == kNoValue) continue;
+        NodeId producer = graph.values[static_cast<size_t>(v)].producer;
+        if (producer != kNoNode && unit_of[static_cast<size_t>(producer)] % 2 != u % 2) reads[u].insert(v);
+      }
+  return reads;
+}
+
+// What a launch pays for reading values another device just wrote, measured
+// as the executor runs it: `units` (fusion_units) alternating between
+// devices `a` and `b`, timed like a profiling pass; each launch that read
+// values from the other device (`reads`), and ran while the other device
+// was idle (so co-run slowdown is not taken for hand-over), gives a point:
+// its time over its time alone (the database's fusion-unit entry). Besides
+// the reader's wake-up this holds what a microbenchmark misses: the kernel
+// reading its input from the other core's caches in its own access pattern
+// and writing where the other core last wrote, and a union device's team
+// leaving the cores to a narrow device. Returns the points per direction:
+// [0] a -> b, [1] b -> a.
+std::array<std::vector<HandoverPoint>, 2> run_handover_pass(const Graph& graph, const Platform& platform, int a,
+                                                            int b, const std::vector<std::vector<NodeId>>& units,
+                                                            const std::vector<std::set<ValueId>>& reads,
+                                                            const ProfileDB& db, const TensorMap& inputs,
+                                                            const ProfileOptions& options,
+                                                            const std::function<void()>& after_run,
+                                                            ProfileReport::Device* load) {
+  Platform two;
+  two.name = platform.name;
+  two.devices = {platform.devices[static_cast<size_t>(a)], platform.devices[static_cast<size_t>(b)]};
+  two.resources = platform.resources;
+  two.links = platform.links;
+  for (PlatformDevice& d : two.devices) d.n_streams = 1;
+  std::vector<LaunchAssignment> assignments;
+  std::map<NodeId, size_t> unit_of_first_node;
+  for (size_t u = 0; u < units.size(); ++u) {
+    assignments.push_back(LaunchAssignment{units[u], static_cast<int>(u % 2), 0, "profiling the hand-over"});
+    unit_of_first_node[*std::min_element(units[u].begin(), units[u].end())] = u;
+  }
+  Executor executor(graph, build_plan(graph, two, assignments, "profile"), two, nullptr, kStepByStep);
+
+  std::set<int> all_cores(two.devices[0].cores.begin(), two.devices[0].cores.end());
+  all_cores.insert(two.devices[1].cores.begin(), two.devices[1].cores.end());
+  // Devices sharing cores wait for each other's threads to leave a core at
+  // every switch (a union's OpenMP team spinning, then the narrow device's
+  // woken thread): that wait is the cost measured here, not another process,
+  // so such a pass is not judged by its waiting (a profile under load still
+  // marks the devices' own entries, and measuring them again refits this).
+  ProfileOptions pass_options = options;
+  if (platform.overlapping(a, b)) pass_options.max_wait = 1;
+  // Samples by unit index: a unit's duration in each run where it ran with
+  // the other device idle.
+  TimedRuns runs = time_runs(
+      pass_options, static_cast<int>(all_cores.size()), 1,
+      [&](std::vector<Samples>* timed) {
+        RunTimeline timeline;
+        double wall_us = run_timed(executor, inputs, &timeline);
+        if (!timed) return wall_us;
+        struct Span {
+          size_t unit;
+          int device;
+          double start, end;
+        };
+        std::vector<Span> spans;
+        const Plan& executed = executor.plan();
+        for (const RunTimeline::StepTime& t : timeline.steps) {
+          const Lane& lane = executed.lanes[static_cast<size_t>(t.lane)];
+          const PlanStep& step = lane.steps[static_cast<size_t>(t.step)];
+          if (step.kind != StepKind::kLaunch || step.nodes.empty()) continue;
+          auto it = unit_of_first_node.find(*std::min_element(step.nodes.begin(), step.nodes.end()));
+          if (it != unit_of_first_node.end()) spans.push_back({it->second, lane.device, t.start_us, t.end_us});
+        }
+        for (const Span& s : spans) {
+          bool alone = std::none_of(spans.begin(), spans.end(), [&](const Span& o) {
+            return o.device != s.device && o.start < s.end && s.start < o.end;
+          });
+          if (alone) timed->front()[std::to_string(s.unit)].push_back(s.end - s.start);
+        }
+        return wall_us;
+      },
+      after_run);
+  std::vector<Samples> kept;
+  keep_quiet_runs(runs, pass_options, &kept, load);
+
+  std::array<std::vector<HandoverPoint>, 2> points;
+  for (size_t u = 0; u < units.size(); ++u) {
+    size_t device = u % 2;
+    std::vector<double> times = kept.front()[std::to_string(u)];
+    std::optional<ProfiledTime> alone = db.find(two.devices[device].signature, op_signature(graph, units[u]));
+    if (reads[u].empty() || times.empty() || !alone) continue;
+    HandoverPoint point;
+    point.n_values = static_cast<double>(reads[u].size());
+    for (ValueId v : reads[u]) point.bytes += graph.values[static_cast<size_t>(v)].nbytes();
+    std::sort(times.begin(), times.end());
+    point.extra_us = percentile(times, 0.5) - alone->median_us;
+    // A unit on b (index 1) read from a: direction a -> b.
+    points[device == 1 ? 0 : 1].push_back(point);
+  }
+  return points;
+}
+
 }  // namespace
+
+// A fit without a per-byte part: bytes cost nothing measurable.
+constexpr double kUnlimitedGbps = 1e6;
+
+LinkFit fit_handover(const std::vector<HandoverPoint>& points) {
+  double kk = 0, kb = 0, bb = 0, ke = 0, be = 0;
+  for (const HandoverPoint& p : points) {
+    kk += p.n_values * p.n_values;
+    kb += p.n_values * p.bytes;
+    bb += p.bytes * p.bytes;
+    ke += p.n_values * p.extra_us;
+    be += p.bytes * p.extra_us;
+  }
+  double det = kk * bb - kb * kb;
+  double latency = det > 0 ? (ke * bb - kb * be) / det : -1;
+  double per_byte = det > 0 ? (kk * be - kb * ke) / det : -1;
+  if (latency < 0 || per_byte < 0) {
+    // One part alone: the one that explains more of the extra time.
+    double latency_only = kk > 0 ? std::max(0.0, ke / kk) : 0;
+    double per_byte_only = bb > 0 ? std::max(0.0, be / bb) : 0;
+    double residual_latency = 0, residual_bytes = 0;
+    for (const HandoverPoint& p : points) {
+      residual_latency += std::pow(p.extra_us - latency_only * p.n_values, 2);
+      residual_bytes += std::pow(p.extra_us - per_byte_only * p.bytes, 2);
+    }
+    bool by_latency = residual_latency <= residual_bytes;
+    latency = by_latency ? latency_only : 0;
+    per_byte = by_latency ? 0 : per_byte_only;
+  }
+  LinkFit fit;
+  fit.latency_us = latency;
+  fit.bandwidth_gbps = per_byte > 0 ? 1.0 / per_byte / 1e3 : kUnlimitedGbps;
+  return fit;
+}
 
 ProfileReport profile_graph(const Graph& graph, const Platform& platform, ProfileDB& db,
                             const ProfileOptions& options) {
@@ -601,21 +757,38 @@ ProfileReport profile_graph(const Graph& graph, const Platform& platform, Profil
     report.devices.push_back(entry);
   }
 
-  std::vector<std::pair<int, int>> links;
+  // Pairs of real CPU devices of one memory space (a < b): their hand-over
+  // is fitted again when a link between them is missing, with `force`, or
+  // when this profile measures either device (a graph new to the database:
+  // the fit follows the graphs being profiled). In context when enough of
+  // the graph's launches read from the other device as they alternate;
+  // else a microbenchmark stands in where a link is missing.
+  std::vector<std::vector<NodeId>> units = fusion_units(graph);
+  std::vector<std::set<ValueId>> reads = alternating_reads(graph, units);
+  std::array<int, 2> n_reading{0, 0};  // a -> b (units on b), b -> a
+  for (size_t u = 0; u < units.size(); ++u)
+    if (!reads[u].empty()) ++n_reading[u % 2 == 1 ? 0 : 1];
+  bool in_context = std::max(n_reading[0], n_reading[1]) >= kMinHandoverLaunches;
+  std::vector<std::pair<int, int>> pairs;
   for (size_t a = 0; a < platform.devices.size(); ++a)
-    for (size_t b = 0; b < platform.devices.size(); ++b) {
-      const PlatformDevice& from = platform.devices[a];
-      const PlatformDevice& to = platform.devices[b];
-      if (a == b || from.is_emulated() || to.is_emulated() || from.kind != DeviceKind::kCpu ||
-          to.kind != DeviceKind::kCpu || from.memory_space != to.memory_space)
+    for (size_t b = a + 1; b < platform.devices.size(); ++b) {
+      const PlatformDevice& da = platform.devices[a];
+      const PlatformDevice& db_ = platform.devices[b];
+      if (da.is_emulated() || db_.is_emulated() || da.kind != DeviceKind::kCpu || db_.kind != DeviceKind::kCpu ||
+          da.memory_space != db_.memory_space)
         continue;
-      if (!options.force && db.link(from.signature, to.signature)) continue;
-      links.emplace_back(static_cast<int>(a), static_cast<int>(b));
+      bool measured_now = std::any_of(work.begin(), work.end(), [&](const DeviceWork& w) {
+        return !w.passes.empty() && (w.device == static_cast<int>(a) || w.device == static_cast<int>(b));
+      });
+      bool missing = !db.link(da.signature, db_.signature) || !db.link(db_.signature, da.signature);
+      if (options.force || missing || (in_context && measured_now))
+        pairs.emplace_back(static_cast<int>(a), static_cast<int>(b));
     }
 
   std::vector<CorunGroup> corun_groups = plan_corun_work(graph, platform, db, options, &report);
 
-  int total = static_cast<int>(links.size());
+  int total = in_context ? static_cast<int>(pairs.size()) * (options.warmups + options.repeats)
+                         : static_cast<int>(pairs.size());
   for (const DeviceWork& w : work) total += static_cast<int>(w.passes.size()) * (options.warmups + options.repeats);
   total += static_cast<int>(corun_groups.size()) * (options.warmups + options.repeats);
   int done = 0;
@@ -624,7 +797,7 @@ ProfileReport profile_graph(const Graph& graph, const Platform& platform, Profil
   };
 
   TensorMap inputs;
-  if (!work.empty() || !corun_groups.empty()) inputs = random_inputs(graph, 0);
+  if (!work.empty() || !corun_groups.empty() || (in_context && !pairs.empty())) inputs = random_inputs(graph, 0);
   for (const DeviceWork& w : work) {
     auto device_start = Clock::now();
     const PlatformDevice& device = platform.devices[static_cast<size_t>(w.device)];
@@ -712,14 +885,35 @@ ProfileReport profile_graph(const Graph& graph, const Platform& platform, Profil
     }
   }
 
-  for (auto [a, b] : links) {
-    const PlatformDevice& from = platform.devices[static_cast<size_t>(a)];
-    const PlatformDevice& to = platform.devices[static_cast<size_t>(b)];
-    progress(fmt::format("hand-over {} -> {}", from.name, to.name));
-    db.put_link(from.signature, to.signature, measure_handover(from, to, platform.overlapping(a, b)));
-    ++report.n_links_measured;
-    ++done;
-    progress(fmt::format("hand-over {} -> {}", from.name, to.name));
+  for (auto [a, b] : pairs) {
+    const PlatformDevice& da = platform.devices[static_cast<size_t>(a)];
+    const PlatformDevice& db_ = platform.devices[static_cast<size_t>(b)];
+    std::string what = fmt::format("hand-over {} <-> {}", da.name, db_.name);
+    progress(what);
+    auto after_run = [&] {
+      ++done;
+      progress(what);
+    };
+    ProfileReport::Device load;
+    std::array<std::vector<HandoverPoint>, 2> points;
+    if (in_context) points = run_handover_pass(graph, platform, a, b, units, reads, db, inputs, options, after_run, &load);
+    for (int direction = 0; direction < 2; ++direction) {
+      const PlatformDevice& from = direction == 0 ? da : db_;
+      const PlatformDevice& to = direction == 0 ? db_ : da;
+      if (!load.stored_under_load && static_cast<int>(points[direction].size()) >= kMinHandoverLaunches) {
+        db.put_link(from.signature, to.signature, fit_handover(points[direction]));
+        ++report.n_links_in_context;
+      } else if (options.force || !db.link(from.signature, to.signature)) {
+        // Too few launches cross in this graph (or another process held the
+        // cores): a microbenchmark of the reader's wake-up and remote read
+        // stands in until a larger graph is profiled.
+        db.put_link(from.signature, to.signature, measure_handover(from, to, platform.overlapping(a, b)));
+      } else {
+        continue;
+      }
+      ++report.n_links_measured;
+    }
+    if (!in_context) after_run();
   }
   report.seconds = seconds_since(start);
   return report;

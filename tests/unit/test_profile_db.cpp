@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/cpu/cpu_device.h"
+#include "graph_test_util.h"
 #include "hetsched/device.h"
 #include "hetsched/error.h"
 #include "hetsched/platform.h"
@@ -33,6 +34,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using testing::relu_chain;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
@@ -604,6 +606,7 @@ TEST_F(ProfileDbTest, ProfilerSkipsEmulatedDevicesAndFitsHandOverBetweenCoreGrou
   EXPECT_GT(report.devices[1].n_measured, 0);
   EXPECT_EQ(db.count("emu|npu"), 0);
   EXPECT_EQ(report.n_links_measured, 2);
+  EXPECT_EQ(report.n_links_in_context, 0);  // one launch: nothing crosses, the microbenchmark fits them
   for (auto [a, b] : {std::pair{0, 1}, std::pair{1, 0}}) {
     auto fit = db.link(platform.devices[a].signature, platform.devices[b].signature);
     ASSERT_TRUE(fit.has_value());
@@ -614,6 +617,75 @@ TEST_F(ProfileDbTest, ProfilerSkipsEmulatedDevicesAndFitsHandOverBetweenCoreGrou
   ProfileReport again = profile_graph(g, platform, db, options);
   EXPECT_EQ(again.n_links_measured, 0);
   EXPECT_EQ(again.devices[0].n_measured, 0);
+}
+
+TEST_F(ProfileDbTest, ProfilerFitsTheHandOverInContextAndAgainForANewGraph) {
+  if (!have_two_cores()) GTEST_SKIP() << "needs two usable cores";
+  // 24 launches alternating between the devices: 11 and 12 read the other's
+  // value, 256 KiB each.
+  Graph chain = relu_chain(24, 64 << 10);
+  Platform platform = make_platform(core_spec(0) + "," + core_spec(1), "");
+  ProfileDB db(path_);
+  ProfileOptions options;
+  options.warmups = 1;
+  options.repeats = 3;
+  options.max_wait = 1;  // reuse what ctest's other processes disturbed (test_profile_load.cpp tests that)
+  bool saw_pass = false;
+  options.progress = [&](int, int, const std::string& what) {
+    saw_pass = saw_pass || what == "hand-over cpu:0 <-> cpu:1";
+  };
+  ProfileReport first = profile_graph(chain, platform, db, options);
+  EXPECT_TRUE(saw_pass);
+  EXPECT_EQ(first.n_links_measured, 2);
+  EXPECT_EQ(first.n_links_in_context, 2);
+  for (auto [a, b] : {std::pair{0, 1}, std::pair{1, 0}}) {
+    auto fit = db.link(platform.devices[a].signature, platform.devices[b].signature);
+    ASSERT_TRUE(fit.has_value());
+    EXPECT_GE(fit->latency_us, 0);
+    EXPECT_GT(fit->bandwidth_gbps, 0);
+  }
+
+  // Nothing new on the devices: the fit stands.
+  ProfileReport again = profile_graph(chain, platform, db, options);
+  EXPECT_EQ(again.n_links_measured, 0);
+
+  // A graph new to the database is measured, and the hand-over with it.
+  ProfileReport other = profile_graph(relu_chain(20, 32 << 10), platform, db, options);
+  EXPECT_GT(other.devices[0].n_measured, 0);
+  EXPECT_EQ(other.n_links_in_context, 2);
+
+  // A graph too small to fit from leaves a fit in context alone.
+  ProfileReport tiny = profile_graph(tiny_graph(), platform, db, options);
+  EXPECT_GT(tiny.devices[0].n_measured, 0);
+  EXPECT_EQ(tiny.n_links_measured, 0);
+}
+
+TEST(HandoverFit, RecoversLatencyAndBandwidth) {
+  // 12 us per value and 20 GB/s (20,000 bytes per us), read back exactly.
+  std::vector<HandoverPoint> points;
+  for (int k = 1; k <= 2; ++k)
+    for (double bytes : {16e3, 200e3, 800e3, 3.2e6}) points.push_back({double(k), k * bytes, k * 12 + k * bytes / 20e3});
+  LinkFit fit = fit_handover(points);
+  EXPECT_NEAR(fit.latency_us, 12, 1e-6);
+  EXPECT_NEAR(fit.bandwidth_gbps, 20, 1e-6);
+}
+
+TEST(HandoverFit, KeepsThePartThatFitsWhenTheOtherWouldBeNegative) {
+  // Extra time that falls with size: no per-byte cost, a latency alone.
+  std::vector<HandoverPoint> falling = {{1, 1e3, 30}, {1, 1e5, 25}, {1, 1e6, 20}};
+  LinkFit fit = fit_handover(falling);
+  EXPECT_NEAR(fit.latency_us, 25, 1e-9);
+  EXPECT_GT(fit.bandwidth_gbps, 1e5);  // bytes cost nothing measurable
+  // Extra time proportional to size and below zero for small values: bytes alone.
+  std::vector<HandoverPoint> by_size = {{1, 1e3, -5}, {1, 1e6, 100}, {1, 2e6, 200}};
+  fit = fit_handover(by_size);
+  EXPECT_EQ(fit.latency_us, 0);
+  EXPECT_GT(fit.bandwidth_gbps, 5);
+  EXPECT_LT(fit.bandwidth_gbps, 20);
+  // Launches no slower than alone: free.
+  fit = fit_handover({{1, 1e3, -2}, {2, 1e5, -1}});
+  EXPECT_EQ(fit.latency_us, 0);
+  EXPECT_GT(fit.bandwidth_gbps, 1e5);
 }
 
 TEST_F(ProfileDbTest, ProfilerTimesFusionUnitsUnderCorunOnBothDevicesThenReusesThem) {
@@ -652,8 +724,9 @@ TEST_F(ProfileDbTest, ProfilerTimesFusionUnitsUnderCorunOnBothDevicesThenReusesT
     }
   }
   EXPECT_TRUE(saw_corun);
-  // Per device a fusion pass and a single-node pass, one co-run pass, two hand-overs.
-  EXPECT_EQ(last_total, 5 * (options.warmups + options.repeats) + 2);
+  // Per device a fusion pass and a single-node pass, one co-run pass, one
+  // hand-over pass for the pair.
+  EXPECT_EQ(last_total, 6 * (options.warmups + options.repeats));
   EXPECT_EQ(last_done, last_total);
 
   saw_corun = false;

@@ -62,7 +62,8 @@ struct ProfileCommand {
     }
     for (const std::string& line : profile_load_warnings(profile.report)) fmt::print("warning: {}\n", line);
     if (profile.report.n_links_measured > 0)
-      fmt::print("hand-over between devices: {} measured\n", profile.report.n_links_measured);
+      fmt::print("hand-over between devices: {} measured, {} of them in context\n", profile.report.n_links_measured,
+                 profile.report.n_links_in_context);
     fmt::print("profiled in {:.1f} s; stored in {}\n", seconds_since(start), profile.db_path);
   }
 };
