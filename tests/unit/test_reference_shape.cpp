@@ -458,9 +458,41 @@ TEST(ReferenceShapeResize, Upsample) {
   EXPECT_EQ(error_of([&] { run1("Upsample", {x, f32({4}, {1, 1, 0.5f, 1})}, {}, 9); }), ErrorCode::kRuntime);
 }
 
+TEST(ReferenceShapeResize, CubicKeepsSamplesAndConstantsAndWeighsFourNeighbours) {
+  auto cubic = [](std::map<std::string, Attribute> extra) {
+    extra.emplace("mode", attr_string("cubic"));
+    extra.emplace("coordinate_transformation_mode", attr_string("asymmetric"));
+    return extra;
+  };
+  Tensor x = f32({1, 1, 1, 4}, {1, 5, 2, 7});
+  Tensor scales = f32({4}, {1, 1, 1, 2});
+  std::vector<float> y = values_of<float>(run1("Resize", {x, Tensor(), scales}, cubic({}), 13));
+  ASSERT_EQ(y.size(), 8u);
+  // Even outputs sit on the inputs: weight 1 on that sample.
+  for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(y[2 * i], x.data<float>()[i]);
+  // Halfway between samples 1 and 2 (A = -0.75): weights -0.09375, 0.59375,
+  // 0.59375, -0.09375 on samples 0..3.
+  EXPECT_NEAR(y[3], -0.09375 * 1 + 0.59375 * 5 + 0.59375 * 2 - 0.09375 * 7, 1e-6);
+  // Half past the last sample (taps on samples 2..5): the edge repeats
+  // (7, 7), or with exclude_outside the two taps outside get no weight.
+  EXPECT_NEAR(y[7], -0.09375 * 2 + 0.59375 * 7 + 0.59375 * 7 - 0.09375 * 7, 1e-6);
+  std::vector<float> excluded =
+      values_of<float>(run1("Resize", {x, Tensor(), scales}, cubic({{"exclude_outside", attr_int(1)}}), 13));
+  EXPECT_NEAR(excluded[7], (-0.09375 * 2 + 0.59375 * 7) / (0.59375 - 0.09375), 1e-6);
+  // Weights sum to 1: a constant stays constant, in two dims at once.
+  Tensor flat = f32({1, 1, 3, 3}, std::vector<float>(9, 2.5f));
+  for (float v : values_of<float>(run1("Resize", {flat, Tensor(), f32({4}, {1, 1, 1.5f, 2})}, cubic({}), 13)))
+    EXPECT_NEAR(v, 2.5f, 1e-6);
+}
+
 TEST(ReferenceShapeResize, CheckRefusesWhatIsNotImplemented) {
   std::vector<DType> types{DType::kFloat32, DType::kFloat32, DType::kFloat32};
-  EXPECT_EQ(CheckCase("Resize", types, {{"mode", attr_string("cubic")}}, 13).check(), ErrorCode::kUnsupported);
+  EXPECT_EQ(CheckCase("Resize", types, {{"mode", attr_string("cubic")}}, 10).check(), ErrorCode::kUnsupported);
+  EXPECT_EQ(CheckCase("Resize", types, {{"mode", attr_string("cubic")}}, 13).check(), std::nullopt);
+  EXPECT_EQ(CheckCase("Resize", {DType::kInt32, DType::kFloat32, DType::kFloat32}, {{"mode", attr_string("cubic")}},
+                      13)
+                .check(),
+            ErrorCode::kUnsupported);
   EXPECT_EQ(CheckCase("Resize", types, {{"antialias", attr_int(1)}}, 18).check(), ErrorCode::kUnsupported);
   EXPECT_EQ(CheckCase("Resize", types, {{"coordinate_transformation_mode", attr_string("half_pixel_symmetric")}}, 18)
                 .check(),

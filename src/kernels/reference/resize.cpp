@@ -5,13 +5,17 @@
 // downsampling (what onnxruntime does; the spec leaves it open), linear
 // clamps to the edge.
 // Resize-11+ takes roi / scales / sizes inputs (and `axes`,
-// `keep_aspect_ratio_policy` from 18). Modes nearest (all four nearest_modes)
-// and linear (n-linear), coordinate transforms half_pixel,
+// `keep_aspect_ratio_policy` from 18). Modes nearest (all four nearest_modes),
+// linear (n-linear) and cubic (n-cubic: four taps per axis with
+// cubic_coeff_a, edge values repeated beyond the input, or with
+// exclude_outside those taps dropped and the rest renormalised), coordinate
+// transforms half_pixel,
 // pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn and
 // tf_crop_and_resize. The arithmetic follows the ONNX reference
 // implementation: coordinates in double, output = sum of weights * inputs.
-// Refused at load: cubic, antialias, exclude_outside with nearest, linear on
-// non-float data.
+// Refused at load: antialias, exclude_outside with nearest, linear and cubic
+// on non-float data.
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -46,8 +50,12 @@ bool parse_rounding(const std::string& s, Rounding* r) {
 }
 
 // Everything compute needs, resolved from the node's attributes and opset.
+enum class Mode { kNearest, kLinear, kCubic };
+
 struct Params {
-  bool linear = false;
+  Mode mode = Mode::kNearest;
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
   Transform transform = Transform::kAsymmetric;
   Rounding rounding = Rounding::kSimple;
   double extrapolation = 0.0;
@@ -56,10 +64,15 @@ struct Params {
 Params params_of(const Node& node, bool legacy) {
   Params p;
   std::string mode = node.attr_string("mode", "nearest");
-  p.linear = mode == "linear" || mode == "bilinear";
-  if (!p.linear && mode != "nearest")
-    throw_unsupported(node, fmt::format("mode '{}' is not supported (nearest, linear)", mode));
+  if (mode == "linear" || mode == "bilinear")
+    p.mode = Mode::kLinear;
+  else if (mode == "cubic" && !legacy)
+    p.mode = Mode::kCubic;
+  else if (mode != "nearest")
+    throw_unsupported(node, fmt::format("mode '{}' is not supported (nearest, linear{})", mode, legacy ? "" : ", cubic"));
   if (legacy) return p;
+  p.cubic_a = node.attr_float("cubic_coeff_a", -0.75f);
+  p.exclude_outside = node.attr_int("exclude_outside", 0) != 0;
   std::string t = node.attr_string("coordinate_transformation_mode", "half_pixel");
   if (!parse_transform(t, &p.transform))
     throw_unsupported(node, fmt::format("coordinate_transformation_mode '{}' is not supported", t));
@@ -73,7 +86,7 @@ bool is_legacy_resize(const Node& node) { return node.op_type == "Resize" && nod
 
 void check_common(const Node& node, const Graph& graph, const Params& p) {
   if (node.input(0) == kNoValue) throw_invalid(node, "input 'X' is missing");
-  if (p.linear)
+  if (p.mode != Mode::kNearest)
     check_input_dtypes(node, graph, kFloatTypes, {0});
   else
     check_input_dtypes(node, graph, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kInt8, DType::kUInt8,
@@ -94,13 +107,13 @@ void check_resize(const Node& node, const Graph& graph) {
   std::string policy = node.attr_string("keep_aspect_ratio_policy", "stretch");
   if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
     throw_unsupported(node, fmt::format("keep_aspect_ratio_policy '{}' is not supported", policy));
-  if (!p.linear && node.attr_int("exclude_outside", 0) != 0)
+  if (p.mode == Mode::kNearest && p.exclude_outside)
     throw_unsupported(node, "exclude_outside=1 with mode 'nearest' is not supported");
   if (node.input(2) == kNoValue && node.input(3) == kNoValue) throw_invalid(node, "needs 'scales' or 'sizes'");
   check_input_dtypes(node, graph, {DType::kFloat32, DType::kFloat64}, {1});
   check_input_dtypes(node, graph, {DType::kFloat32}, {2});
   check_input_dtypes(node, graph, {DType::kInt64}, {3});
-  if (p.extrapolation != 0.0 && p.transform == Transform::kTfCropAndResize && !p.linear) {
+  if (p.extrapolation != 0.0 && p.transform == Transform::kTfCropAndResize && p.mode == Mode::kNearest) {
     ValueId x = node.input(0);
     if (graph.values[x].dtype == DType::kFloat16)
       throw_unsupported(node, "a non-zero extrapolation_value for float16 data is not supported");
@@ -114,11 +127,13 @@ void check_upsample(const Node& node, const Graph& graph) {
   check_input_dtypes(node, graph, {DType::kFloat32}, {1});
 }
 
-// Per output coordinate of one axis: up to two input coordinates and weights,
-// or `extrapolate` (tf_crop_and_resize outside the input).
+// Per output coordinate of one axis: the input coordinates it reads and their
+// weights (one for nearest, two for linear, four for cubic), or
+// `extrapolate` (tf_crop_and_resize outside the input).
 struct Tap {
-  int64_t i0 = 0, i1 = 0;
-  double w0 = 1.0, w1 = 0.0;
+  int n = 1;
+  std::array<int64_t, 4> index{};
+  std::array<double, 4> weight{1.0, 0.0, 0.0, 0.0};
   bool extrapolate = false;
 };
 
@@ -146,6 +161,31 @@ double original_coordinate(const Params& p, const Axis& a, double x) {
   return 0.0;
 }
 
+// The four inputs nearest to x (ties to the lower index) and their cubic
+// convolution weights for coefficient A, as the ONNX reference picks them:
+// from base - 1 to base + 2 with base = ceil(x) - 1 and ratio = x - base in
+// (0, 1]. Beyond the input the edge value repeats; with exclude_outside
+// those taps get no weight and the others are renormalised.
+void cubic_taps(const Params& p, const Axis& a, double x, Tap* t) {
+  double base = std::ceil(x) - 1.0;
+  double r = x - base;
+  double A = p.cubic_a;
+  auto far = [&](double d) { return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A; };  // 1 <= d <= 2
+  auto near = [&](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };        // 0 <= d <= 1
+  std::array<double, 4> w{far(r + 1), near(r), near(1 - r), far(2 - r)};
+  double sum = 0;
+  t->n = 4;
+  for (int k = 0; k < 4; ++k) {
+    double i = base - 1 + k;
+    bool outside = i < 0 || i > static_cast<double>(a.in - 1);
+    if (outside && p.exclude_outside) w[static_cast<size_t>(k)] = 0;
+    sum += w[static_cast<size_t>(k)];
+    t->index[static_cast<size_t>(k)] =
+        static_cast<int64_t>(std::min(std::max(i, 0.0), static_cast<double>(a.in - 1)));
+  }
+  for (size_t k = 0; k < 4; ++k) t->weight[k] = p.exclude_outside && sum != 0 ? w[k] / sum : w[k];
+}
+
 std::vector<Tap> taps_for(const Params& p, const Axis& a) {
   std::vector<Tap> taps(static_cast<size_t>(a.out));
   double last = static_cast<double>(a.in - 1);
@@ -156,14 +196,19 @@ std::vector<Tap> taps_for(const Params& p, const Axis& a) {
       t.extrapolate = true;
       continue;
     }
-    if (p.linear) {
+    if (p.mode == Mode::kLinear) {
       double xc = std::min(std::max(x, 0.0), last);
       double f = std::floor(xc);
-      t.i0 = static_cast<int64_t>(f);
-      t.i1 = std::min(t.i0 + 1, a.in - 1);
-      t.w1 = xc - f;
-      t.w0 = 1.0 - t.w1;
-      if (t.i1 == t.i0) t.w0 = 1.0, t.w1 = 0.0;
+      t.index[0] = static_cast<int64_t>(f);
+      t.index[1] = std::min(t.index[0] + 1, a.in - 1);
+      t.weight[1] = xc - f;
+      t.weight[0] = 1.0 - t.weight[1];
+      t.n = t.index[1] == t.index[0] || t.weight[1] == 0.0 ? 1 : 2;
+      if (t.n == 1) t.weight[0] = 1.0;
+      continue;
+    }
+    if (p.mode == Mode::kCubic) {
+      cubic_taps(p, a, x, &t);
       continue;
     }
     double f = std::floor(x);
@@ -179,7 +224,7 @@ std::vector<Tap> taps_for(const Params& p, const Axis& a) {
       }
     }
     pick = std::min(std::max(pick, 0.0), last);
-    t.i0 = t.i1 = static_cast<int64_t>(pick);
+    t.index[0] = static_cast<int64_t>(pick);
   }
   return taps;
 }
@@ -212,7 +257,7 @@ Tensor interpolate(const Node& node, const Params& p, const Tensor& x, const std
   std::vector<int64_t> coord(rank, 0);
   size_t es = dtype_size(x.dtype());
 
-  if (!p.linear) {
+  if (p.mode == Mode::kNearest) {
     std::vector<std::byte> extra = element_bytes(node, x.dtype(), p.extrapolation);
     const auto* src = static_cast<const std::byte*>(x.raw());
     auto* dst = static_cast<std::byte*>(out.raw());
@@ -222,7 +267,7 @@ Tensor interpolate(const Node& node, const Params& p, const Tensor& x, const std
       for (size_t d = 0; d < rank; ++d) {
         const Tap& t = taps[d][static_cast<size_t>(coord[d])];
         extrapolate |= t.extrapolate;
-        offset += t.i0 * strides[d];
+        offset += t.index[0] * strides[d];
       }
       std::memcpy(dst, extrapolate ? extra.data() : src + static_cast<size_t>(offset) * es, es);
       for (size_t d = rank; d-- > 0;) {
@@ -237,38 +282,46 @@ Tensor interpolate(const Node& node, const Params& p, const Tensor& x, const std
     using T = decltype(tag);
     const T* src = x.data<T>();
     T* dst = out.data<T>();
-    std::vector<const Tap*> two;  // axes with two taps at this coordinate
-    std::vector<size_t> two_axis;
+    std::vector<const Tap*> multi;  // axes with several taps at this coordinate
+    std::vector<size_t> multi_axis;
+    std::vector<int> pick;  // per axis of `multi`: which tap, odometer-style
     for (int64_t k = 0; k < out.numel(); ++k) {
       int64_t base = 0;
       double base_weight = 1.0;
       bool extrapolate = false;
-      two.clear();
-      two_axis.clear();
+      multi.clear();
+      multi_axis.clear();
       for (size_t d = 0; d < rank; ++d) {
         const Tap& t = taps[d][static_cast<size_t>(coord[d])];
         extrapolate |= t.extrapolate;
-        if (t.w1 != 0.0) {
-          two.push_back(&t);
-          two_axis.push_back(d);
+        if (t.n > 1) {
+          multi.push_back(&t);
+          multi_axis.push_back(d);
         } else {
-          base += t.i0 * strides[d];
-          base_weight *= t.w0;
+          base += t.index[0] * strides[d];
+          base_weight *= t.weight[0];
         }
       }
       double acc = 0.0;
       if (extrapolate) {
         acc = p.extrapolation;
       } else {
-        for (size_t corner = 0; corner < (size_t{1} << two.size()); ++corner) {
+        pick.assign(multi.size(), 0);
+        while (true) {
           int64_t offset = base;
           double w = base_weight;
-          for (size_t j = 0; j < two.size(); ++j) {
-            bool hi = (corner >> j) & 1;
-            offset += (hi ? two[j]->i1 : two[j]->i0) * strides[two_axis[j]];
-            w *= hi ? two[j]->w1 : two[j]->w0;
+          for (size_t j = 0; j < multi.size(); ++j) {
+            size_t tap = static_cast<size_t>(pick[j]);
+            offset += multi[j]->index[tap] * strides[multi_axis[j]];
+            w *= multi[j]->weight[tap];
           }
           acc += w * static_cast<double>(src[offset]);
+          size_t j = 0;
+          for (; j < multi.size(); ++j) {
+            if (++pick[j] < multi[j]->n) break;
+            pick[j] = 0;
+          }
+          if (j == multi.size()) break;
         }
       }
       dst[k] = static_cast<T>(acc);
