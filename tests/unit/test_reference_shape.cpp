@@ -724,5 +724,24 @@ TEST(ReferenceShapeNonZero, RowMajorCoordinates) {
   EXPECT_EQ(run1("NonZero", {b8({3}, {false, false, false})}).shape(), (Shape{1, 0}));
 }
 
+TEST(ReferenceShapeUnique, SlicesInOrderOfFirstOccurrenceWithTheirIndicesInverseAndCounts) {
+  // Columns of a 2x4 matrix: (1,5) (0,2) (1,5) (0,1); not sorted.
+  Tensor x = i64({2, 4}, {1, 0, 1, 0, 5, 2, 5, 1});
+  std::vector<Tensor> out =
+      run_reference_op("Unique", {x}, {{"axis", attr_int(1)}, {"sorted", attr_int(0)}}, 4, 11);
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0].shape(), (Shape{2, 3}));
+  EXPECT_EQ(values_of<int64_t>(out[0]), (std::vector<int64_t>{1, 0, 0, 5, 2, 1}));
+  EXPECT_EQ(values_of<int64_t>(out[1]), (std::vector<int64_t>{0, 1, 3}));
+  EXPECT_EQ(values_of<int64_t>(out[2]), (std::vector<int64_t>{0, 1, 0, 2}));
+  EXPECT_EQ(values_of<int64_t>(out[3]), (std::vector<int64_t>{2, 1, 1}));
+  // Sorted, flattened: ascending.
+  out = run_reference_op("Unique", {f32({5}, {2.5f, -1, 2.5f, 0, -1})}, {}, 4, 11);
+  EXPECT_EQ(values_of<float>(out[0]), (std::vector<float>{-1, 0, 2.5f}));
+  EXPECT_EQ(values_of<int64_t>(out[1]), (std::vector<int64_t>{1, 3, 0}));
+  EXPECT_EQ(values_of<int64_t>(out[2]), (std::vector<int64_t>{2, 0, 2, 1, 0}));
+  EXPECT_EQ(values_of<int64_t>(out[3]), (std::vector<int64_t>{2, 1, 2}));
+}
+
 }  // namespace
 }  // namespace hetsched
