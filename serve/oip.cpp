@@ -19,7 +19,7 @@ using nlohmann::json;
 
 DType dtype_of_datatype(const std::string& datatype) {
   for (DType d : {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kInt8, DType::kUInt8, DType::kInt16,
-                  DType::kInt32, DType::kInt64, DType::kBool})
+                  DType::kInt32, DType::kInt64, DType::kUInt16, DType::kUInt32, DType::kUInt64, DType::kBool})
     if (datatype == oip_datatype(d)) return d;
   return DType::kUndefined;
 }
@@ -75,6 +75,9 @@ void fill_from_json(Tensor& t, const std::vector<const json*>& leaves, const std
     case DType::kInt16: fill_integers<int16_t>(t, leaves, input); break;
     case DType::kInt32: fill_integers<int32_t>(t, leaves, input); break;
     case DType::kInt64: fill_integers<int64_t>(t, leaves, input); break;
+    case DType::kUInt16: fill_integers<uint16_t>(t, leaves, input); break;
+    case DType::kUInt32: fill_integers<uint32_t>(t, leaves, input); break;
+    case DType::kUInt64: fill_integers<uint64_t>(t, leaves, input); break;
     case DType::kBool:
       for (size_t i = 0; i < leaves.size(); ++i) {
         if (!leaves[i]->is_boolean())
@@ -114,6 +117,9 @@ const char* oip_datatype(DType dtype) {
     case DType::kInt16: return "INT16";
     case DType::kInt32: return "INT32";
     case DType::kInt64: return "INT64";
+    case DType::kUInt16: return "UINT16";
+    case DType::kUInt32: return "UINT32";
+    case DType::kUInt64: return "UINT64";
     case DType::kBool: return "BOOL";
     default: return "UNDEFINED";
   }
@@ -270,6 +276,9 @@ InferResponse encode_infer_response(const std::string& model_name, const InferRe
         case DType::kInt16: append_values<int16_t>(data, t); break;
         case DType::kInt32: append_values<int32_t>(data, t); break;
         case DType::kInt64: append_values<int64_t>(data, t); break;
+        case DType::kUInt16: append_values<uint16_t>(data, t); break;
+        case DType::kUInt32: append_values<uint32_t>(data, t); break;
+        case DType::kUInt64: append_values<uint64_t>(data, t); break;
         case DType::kBool: append_values<bool>(data, t); break;
         default:
           throw Error(ErrorCode::kUnsupported,

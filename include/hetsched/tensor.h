@@ -31,6 +31,9 @@ enum class DType : uint8_t {
   kInt64,
   kBool,
   kBFloat16,
+  kUInt16,
+  kUInt32,
+  kUInt64,
 };
 
 // Storage of the two 16-bit float types: their bits, IEEE 754 binary16 and
@@ -62,6 +65,9 @@ constexpr DType dtype_of() {
   else if constexpr (std::is_same_v<T, int16_t>) return DType::kInt16;
   else if constexpr (std::is_same_v<T, int32_t>) return DType::kInt32;
   else if constexpr (std::is_same_v<T, int64_t>) return DType::kInt64;
+  else if constexpr (std::is_same_v<T, uint16_t>) return DType::kUInt16;
+  else if constexpr (std::is_same_v<T, uint32_t>) return DType::kUInt32;
+  else if constexpr (std::is_same_v<T, uint64_t>) return DType::kUInt64;
   else if constexpr (std::is_same_v<T, bool>) return DType::kBool;
   else if constexpr (std::is_same_v<T, Float16>) return DType::kFloat16;
   else if constexpr (std::is_same_v<T, BFloat16>) return DType::kBFloat16;

@@ -99,7 +99,12 @@ DType dtype_of_numpy(const py::dtype& dtype) {
              : size == 4 ? DType::kInt32
              : size == 8 ? DType::kInt64
                          : DType::kUndefined;
-    case 'u': return size == 1 ? DType::kUInt8 : DType::kUndefined;
+    case 'u':
+      return size == 1   ? DType::kUInt8
+             : size == 2 ? DType::kUInt16
+             : size == 4 ? DType::kUInt32
+             : size == 8 ? DType::kUInt64
+                         : DType::kUndefined;
     case 'b': return size == 1 ? DType::kBool : DType::kUndefined;
     default: return DType::kUndefined;
   }

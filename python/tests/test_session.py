@@ -489,5 +489,29 @@ class AliasTest(unittest.TestCase):
             np.testing.assert_array_equal(s.run({"x": feed})["shape"], [2, 3])
 
 
-if __name__ == "__main__":
-    unittest.main()
+
+@unittest.skipIf(importlib.util.find_spec("onnx.helper") is None, "needs the onnx Python package")
+class UnsignedTest(unittest.TestCase):
+    """numpy's unsigned integers in and out, full 64-bit range."""
+
+    def test_uint64_and_uint16_round_trip(self):
+        import onnx
+        from onnx import TensorProto, helper
+
+        inputs = [helper.make_tensor_value_info(n, TensorProto.UINT64, [3]) for n in ("a", "b")]
+        shift = helper.make_tensor_value_info("s", TensorProto.UINT16, [3])
+        outputs = [helper.make_tensor_value_info("diff", TensorProto.UINT64, [3]),
+                   helper.make_tensor_value_info("shifted", TensorProto.UINT16, [3])]
+        nodes = [helper.make_node("Sub", ["a", "b"], ["diff"]),
+                 helper.make_node("BitShift", ["s", "s"], ["shifted"], direction="LEFT")]
+        graph = helper.make_graph(nodes, "unsigned", inputs + [shift], outputs)
+        path = os.path.join(TMP, "unsigned.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+        s = hetsched.Session(path, db=DB)
+        a = np.array([2**64 - 1, 5, 0], dtype=np.uint64)
+        b = np.array([1, 7, 1], dtype=np.uint64)
+        out = s.run({"a": a, "b": b, "s": np.array([1, 3, 16], dtype=np.uint16)})
+        self.assertEqual(out["diff"].dtype, np.uint64)
+        np.testing.assert_array_equal(out["diff"], a - b)  # numpy wraps the same way
+        np.testing.assert_array_equal(out["shifted"], np.array([2, 24, 0], dtype=np.uint16))
+

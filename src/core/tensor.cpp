@@ -24,6 +24,9 @@ size_t dtype_size(DType dtype) {
     case DType::kInt64: return 8;
     case DType::kBool: return 1;
     case DType::kBFloat16: return 2;
+    case DType::kUInt16: return 2;
+    case DType::kUInt32: return 4;
+    case DType::kUInt64: return 8;
   }
   return 0;
 }
@@ -41,6 +44,9 @@ const char* dtype_name(DType dtype) {
     case DType::kInt64: return "int64";
     case DType::kBool: return "bool";
     case DType::kBFloat16: return "bfloat16";
+    case DType::kUInt16: return "uint16";
+    case DType::kUInt32: return "uint32";
+    case DType::kUInt64: return "uint64";
   }
   return "unknown";
 }
@@ -118,6 +124,9 @@ std::vector<Out> convert_all(const Tensor& t) {
     case DType::kInt16: copy(t.data<int16_t>()); break;
     case DType::kInt32: copy(t.data<int32_t>()); break;
     case DType::kInt64: copy(t.data<int64_t>()); break;
+    case DType::kUInt16: copy(t.data<uint16_t>()); break;
+    case DType::kUInt32: copy(t.data<uint32_t>()); break;
+    case DType::kUInt64: copy(t.data<uint64_t>()); break;
     case DType::kBool: copy(t.data<bool>()); break;
     case DType::kFloat16:
       for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<Out>(to_float(t.data<Float16>()[i]));

@@ -25,6 +25,9 @@ DType dtype_from_onnx(int32_t onnx_type) {
     case onnx::TensorProto_DataType_INT64: return DType::kInt64;
     case onnx::TensorProto_DataType_BOOL: return DType::kBool;
     case onnx::TensorProto_DataType_BFLOAT16: return DType::kBFloat16;
+    case onnx::TensorProto_DataType_UINT16: return DType::kUInt16;
+    case onnx::TensorProto_DataType_UINT32: return DType::kUInt32;
+    case onnx::TensorProto_DataType_UINT64: return DType::kUInt64;
     default: return DType::kUndefined;
   }
 }
@@ -41,6 +44,9 @@ int32_t dtype_to_onnx(DType dtype) {
     case DType::kInt64: return onnx::TensorProto_DataType_INT64;
     case DType::kBool: return onnx::TensorProto_DataType_BOOL;
     case DType::kBFloat16: return onnx::TensorProto_DataType_BFLOAT16;
+    case DType::kUInt16: return onnx::TensorProto_DataType_UINT16;
+    case DType::kUInt32: return onnx::TensorProto_DataType_UINT32;
+    case DType::kUInt64: return onnx::TensorProto_DataType_UINT64;
     case DType::kUndefined: break;
   }
   return onnx::TensorProto_DataType_UNDEFINED;
@@ -138,6 +144,8 @@ std::pair<int64_t, const char*> typed_field(const onnx::TensorProto& proto, DTyp
     case DType::kFloat32: return {proto.float_data_size(), "float_data"};
     case DType::kFloat64: return {proto.double_data_size(), "double_data"};
     case DType::kInt64: return {proto.int64_data_size(), "int64_data"};
+    case DType::kUInt32:
+    case DType::kUInt64: return {proto.uint64_data_size(), "uint64_data"};
     default: return {proto.int32_data_size(), "int32_data"};
   }
 }
@@ -211,7 +219,10 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& model_d
     case DType::kUInt8: copy_typed<uint8_t>(t, proto.int32_data()); break;
     case DType::kBool: copy_typed<bool>(t, proto.int32_data()); break;
     case DType::kFloat16:
-    case DType::kBFloat16: copy_typed<uint16_t>(t, proto.int32_data()); break;
+    case DType::kBFloat16:
+    case DType::kUInt16: copy_typed<uint16_t>(t, proto.int32_data()); break;
+    case DType::kUInt32: copy_typed<uint32_t>(t, proto.uint64_data()); break;
+    case DType::kUInt64: copy_typed<uint64_t>(t, proto.uint64_data()); break;
     case DType::kUndefined: break;
   }
   return t;

@@ -22,7 +22,7 @@ struct NpyType {
 constexpr NpyType kNpyTypes[] = {
     {"<f4", DType::kFloat32}, {"<f8", DType::kFloat64}, {"<f2", DType::kFloat16}, {"|i1", DType::kInt8},
     {"<i2", DType::kInt16},   {"<i4", DType::kInt32},   {"<i8", DType::kInt64},   {"|u1", DType::kUInt8},
-    {"|b1", DType::kBool},
+    {"|b1", DType::kBool},    {"<u2", DType::kUInt16},  {"<u4", DType::kUInt32},  {"<u8", DType::kUInt64},
 };
 
 [[noreturn]] void bad(const std::string& path, const std::string& what) {

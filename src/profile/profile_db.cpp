@@ -325,6 +325,9 @@ std::string dtype_short_name(DType dtype) {
     case DType::kInt64: return "i64";
     case DType::kBool: return "bool";
     case DType::kBFloat16: return "bf16";
+    case DType::kUInt16: return "u16";
+    case DType::kUInt32: return "u32";
+    case DType::kUInt64: return "u64";
     case DType::kUndefined: break;
   }
   return "?";

@@ -716,6 +716,9 @@ TensorMap random_inputs(const Graph& graph, uint64_t seed) {
         case DType::kInt16: t.data<int16_t>()[i] = static_cast<int16_t>(r % 10); break;
         case DType::kInt8: t.data<int8_t>()[i] = static_cast<int8_t>(r % 10); break;
         case DType::kUInt8: t.data<uint8_t>()[i] = static_cast<uint8_t>(r % 10); break;
+        case DType::kUInt16: t.data<uint16_t>()[i] = static_cast<uint16_t>(r % 10); break;
+        case DType::kUInt32: t.data<uint32_t>()[i] = static_cast<uint32_t>(r % 10); break;
+        case DType::kUInt64: t.data<uint64_t>()[i] = r % 10; break;
         default: throw Error(ErrorCode::kUnsupported, fmt::format("input '{}': cannot make random {} data", v.name, dtype_name(dtype)));
       }
     }

@@ -120,6 +120,33 @@ TEST(ReferenceElementwise, IntegerDivTruncatesAndWraps) {
   EXPECT_EQ(values_of<uint8_t>(u8), (std::vector<uint8_t>{144, 15}));
 }
 
+TEST(ReferenceElementwise, UnsignedIntegersWrapCompareAndShift) {
+  using U64 = std::vector<uint64_t>;
+  auto u64 = [](U64 v) { return Tensor::from_vector<uint64_t>({static_cast<int64_t>(v.size())}, v); };
+  // Full 64-bit range: no trip through int64 or double.
+  uint64_t big = std::numeric_limits<uint64_t>::max() - 1;
+  EXPECT_EQ(values_of<uint64_t>(run1("Sub", {u64({1, big}), u64({2, 1})})), (U64{big + 1, big - 1}));
+  EXPECT_EQ(values_of<uint64_t>(run1("Max", {u64({big, 3}), u64({5, 4})})), (U64{big, 4}));
+  EXPECT_EQ(values_of<uint64_t>(run1("Mod", {u64({big, 7}), u64({10, 3})})), (U64{big % 10, 1}));
+  EXPECT_EQ(values_of<bool>(run1("Greater", {u64({big, 1}), u64({1, big})})), (std::vector<bool>{true, false}));
+  EXPECT_EQ(values_of<bool>(run1("Equal", {u64({big, 1}), u64({big, 2})})), (std::vector<bool>{true, false}));
+  // BitShift: a shift by the width or more gives 0.
+  auto u32 = [](std::vector<uint32_t> v) {
+    return Tensor::from_vector<uint32_t>({static_cast<int64_t>(v.size())}, v);
+  };
+  EXPECT_EQ(values_of<uint32_t>(run1("BitShift", {u32({1, 3, 1}), u32({31, 1, 32})},
+                                     {{"direction", attr_string("LEFT")}}, 11)),
+            (std::vector<uint32_t>{0x80000000u, 6, 0}));
+  EXPECT_EQ(values_of<uint32_t>(run1("BitShift", {u32({0x80000000u, 6}), u32({31, 40})},
+                                     {{"direction", attr_string("RIGHT")}}, 11)),
+            (std::vector<uint32_t>{1, 0}));
+  EXPECT_EQ(error_code_of([] { run_check("BitShift", {DType::kUInt8, DType::kUInt8}, {}); }), ErrorCode::kInvalidModel);
+  EXPECT_EQ(error_code_of([] {
+              run_check("BitShift", {DType::kInt32, DType::kInt32}, {{"direction", attr_string("LEFT")}});
+            }),
+            ErrorCode::kUnsupported);
+}
+
 TEST(ReferenceElementwise, ModSignFollowsDivisorOrDividend) {
   Tensor x = i32({4}, {-7, 7, -7, 7});
   Tensor y = i32({4}, {3, -3, -3, 3});

@@ -743,5 +743,22 @@ TEST(ReferenceShapeUnique, SlicesInOrderOfFirstOccurrenceWithTheirIndicesInverse
   EXPECT_EQ(values_of<int64_t>(out[3]), (std::vector<int64_t>{2, 1, 2}));
 }
 
+TEST(ReferenceShapeSignal, WindowsAndMelRefuseAnOutputDatatypeTheyDoNotMake) {
+  EXPECT_EQ(CheckCase("HannWindow", {DType::kInt64}, {}, 17).check(), std::nullopt);
+  EXPECT_EQ(CheckCase("HannWindow", {DType::kInt64}, {{"output_datatype", attr_int(7)}}, 17).check(),
+            ErrorCode::kUnsupported);
+  EXPECT_EQ(CheckCase("MelWeightMatrix", {DType::kInt64, DType::kInt64, DType::kInt64, DType::kFloat32, DType::kFloat32},
+                      {{"output_datatype", attr_int(10)}}, 17)
+                .check(),
+            ErrorCode::kUnsupported);
+  // A symmetric Hann window of 5: 0, 0.5, 1, 0.5, 0 in double.
+  std::vector<Tensor> w = run_reference_op("HannWindow", {i64({}, {5})},
+                                           {{"periodic", attr_int(0)}, {"output_datatype", attr_int(11)}}, 1, 17);
+  ASSERT_EQ(w.at(0).dtype(), DType::kFloat64);
+  std::vector<double> v = values_of<double>(w[0]);
+  std::vector<double> want{0, 0.5, 1, 0.5, 0};
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(v[i], want[i], 1e-12);
+}
+
 }  // namespace
 }  // namespace hetsched

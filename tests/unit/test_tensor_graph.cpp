@@ -1,6 +1,12 @@
 #include <gtest/gtest.h>
 
 #include "hetsched/graph.h"
+#include "hetsched/tensor_io.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
 
 namespace hetsched {
 namespace {
@@ -47,6 +53,24 @@ Graph make_chain(bool cyclic) {
   g.add_node(n1);
   g.add_node(n0);
   return g;
+}
+
+TEST(Tensor, UnsignedIntegersRoundTripThroughNpy) {
+  auto path = std::filesystem::temp_directory_path() / ("hetsched-u64-" + std::to_string(::getpid()) + ".npy");
+  Tensor u64 = Tensor::from_vector<uint64_t>({2}, {std::numeric_limits<uint64_t>::max(), 3});
+  write_npy(path.string(), u64);
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(bytes.find("'<u8'"), std::string::npos);  // what numpy names uint64
+  Tensor back = read_npy(path.string());
+  EXPECT_EQ(back.dtype(), DType::kUInt64);
+  EXPECT_EQ(back.data<uint64_t>()[0], std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(back.to_int64_vector()[1], 3);
+  for (DType d : {DType::kUInt16, DType::kUInt32}) {
+    write_npy(path.string(), Tensor(d, {4}));
+    EXPECT_EQ(read_npy(path.string()).dtype(), d) << dtype_name(d);
+  }
+  std::filesystem::remove(path);
 }
 
 TEST(Graph, FinalizeSortsTopologically) {

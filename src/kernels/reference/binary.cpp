@@ -1,5 +1,5 @@
 // Reference kernels for every broadcasting elementwise op:
-//   arithmetic  Add, Sub, Mul, Div, Pow, Mod
+//   arithmetic  Add, Sub, Mul, Div, Pow, Mod, BitShift
 //   variadic    Min, Max, Sum, Mean (1..N inputs)
 //   comparison  Equal, Greater, Less, GreaterOrEqual, LessOrEqual
 //   logic       And, Or, Xor
@@ -152,7 +152,7 @@ std::vector<Tensor> arith_compute(const Node& node, const std::vector<const Tens
   const Tensor& a = required_input(node, inputs, 0);
   const Tensor& b = required_input(node, inputs, 1);
   require_same_dtype(node, a, b);
-  return {dispatch_numeric(node, a.dtype(), [&](auto tag) {
+  return {dispatch_numeric_wide(node, a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     return map2<T, T, T>(node, a, b, [&](T x, T y) -> T {
       if constexpr (kOp == Arith::kAdd) return add_op(x, y);
@@ -171,7 +171,7 @@ std::vector<Tensor> arith_compute(const Node& node, const std::vector<const Tens
 
 void check_arith(const Node& node, const Graph& graph) {
   refuse_legacy_broadcast(node);
-  check_input_dtypes(node, graph, kNumericTypes);
+  check_input_dtypes(node, graph, kWideNumericTypes);
 }
 
 // ---------------------------------------------------------------------------
@@ -217,9 +217,9 @@ T pow_elem(const Node& node, T x, E y) {
 std::vector<Tensor> pow_compute(const Node& node, const std::vector<const Tensor*>& inputs) {
   const Tensor& a = required_input(node, inputs, 0);
   const Tensor& b = required_input(node, inputs, 1);
-  return {dispatch_numeric(node, a.dtype(), [&](auto base_tag) {
+  return {dispatch_numeric_wide(node, a.dtype(), [&](auto base_tag) {
     using T = decltype(base_tag);
-    return dispatch_numeric(node, b.dtype(), [&](auto exp_tag) {
+    return dispatch_numeric_wide(node, b.dtype(), [&](auto exp_tag) {
       using E = decltype(exp_tag);
       return map2<T, T, E>(node, a, b, [&](T x, E y) { return pow_elem<T, E>(node, x, y); });
     });
@@ -228,7 +228,7 @@ std::vector<Tensor> pow_compute(const Node& node, const std::vector<const Tensor
 
 void check_pow(const Node& node, const Graph& graph) {
   refuse_legacy_broadcast(node);
-  check_input_dtypes(node, graph, kNumericTypes);
+  check_input_dtypes(node, graph, kWideNumericTypes);
 }
 
 // ---------------------------------------------------------------------------
@@ -244,7 +244,7 @@ std::vector<Tensor> mod_compute(const Node& node, const std::vector<const Tensor
   require_same_dtype(node, a, b);
   const bool fmod = node.attr_int("fmod", 0) != 0;
   if (is_float(a.dtype()) && !fmod) throw_invalid(node, "floating-point Mod requires fmod=1");
-  return {dispatch_numeric(node, a.dtype(), [&](auto tag) {
+  return {dispatch_numeric_wide(node, a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     return map2<T, T, T>(node, a, b, [&](T x, T y) -> T {
       if constexpr (std::is_floating_point_v<T>) {
@@ -265,7 +265,7 @@ std::vector<Tensor> mod_compute(const Node& node, const std::vector<const Tensor
 }
 
 void check_mod(const Node& node, const Graph& graph) {
-  check_input_dtypes(node, graph, kNumericTypes);
+  check_input_dtypes(node, graph, kWideNumericTypes);
   int64_t fmod = node.attr_int("fmod", 0);
   if (fmod != 0 && fmod != 1) throw_invalid(node, fmt::format("fmod must be 0 or 1, got {}", fmod));
   for (size_t i = 0; i < 2; ++i) {
@@ -311,7 +311,7 @@ std::vector<Tensor> variadic_compute(const Node& node, const std::vector<const T
   if constexpr (kOp == Variadic::kSum || kOp == Variadic::kMean)
     return {dispatch_float(node, first.dtype(), run)};
   else
-    return {dispatch_numeric(node, first.dtype(), run)};
+    return {dispatch_numeric_wide(node, first.dtype(), run)};
 }
 
 template <Variadic kOp>
@@ -320,7 +320,7 @@ void check_variadic(const Node& node, const Graph& graph) {
   if constexpr (kOp == Variadic::kSum || kOp == Variadic::kMean)
     check_input_dtypes(node, graph, kFloatTypes);
   else
-    check_input_dtypes(node, graph, kNumericTypes);
+    check_input_dtypes(node, graph, kWideNumericTypes);
 }
 
 // ---------------------------------------------------------------------------
@@ -343,15 +343,49 @@ std::vector<Tensor> compare_compute(const Node& node, const std::vector<const Te
       else return x <= y;
     });
   };
-  if constexpr (kOp == Compare::kEqual) return {dispatch_all(node, a.dtype(), run)};
-  else return {dispatch_numeric(node, a.dtype(), run)};
+  if (kOp == Compare::kEqual && a.dtype() == DType::kBool) return {run(bool{})};
+  return {dispatch_numeric_wide(node, a.dtype(), run)};
 }
 
 template <Compare kOp>
 void check_compare(const Node& node, const Graph& graph) {
   refuse_legacy_broadcast(node);
-  if constexpr (kOp == Compare::kEqual) check_input_dtypes(node, graph, kAllTypes);
-  else check_input_dtypes(node, graph, kNumericTypes);
+  if constexpr (kOp == Compare::kEqual)
+    check_input_dtypes(node, graph, {DType::kFloat32, DType::kFloat64, DType::kInt8, DType::kUInt8, DType::kInt16,
+                                     DType::kInt32, DType::kInt64, DType::kUInt16, DType::kUInt32, DType::kUInt64,
+                                     DType::kBool});
+  else
+    check_input_dtypes(node, graph, kWideNumericTypes);
+}
+
+// ---------------------------------------------------------------------------
+// BitShift (unsigned integers): x << y or x >> y per `direction`; a shift by
+// the width or more gives 0 (C leaves it undefined).
+
+std::vector<Tensor> bit_shift_compute(const Node& node, const std::vector<const Tensor*>& inputs) {
+  const Tensor& a = required_input(node, inputs, 0);
+  const Tensor& b = required_input(node, inputs, 1);
+  require_same_dtype(node, a, b);
+  const bool left = node.attr_string("direction", "") == "LEFT";
+  return {dispatch_numeric_wide(node, a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_unsigned_v<T>) {
+      return map2<T, T, T>(node, a, b, [&](T x, T y) -> T {
+        if (y >= std::numeric_limits<T>::digits) return 0;
+        return static_cast<T>(left ? static_cast<WideU<T>>(x) << y : static_cast<WideU<T>>(x) >> y);
+      });
+    } else {
+      throw_unsupported(node, fmt::format("dtype {} is not an unsigned integer", dtype_name(a.dtype())));
+      return Tensor();
+    }
+  })};
+}
+
+void check_bit_shift(const Node& node, const Graph& graph) {
+  check_input_dtypes(node, graph, {DType::kUInt8, DType::kUInt16, DType::kUInt32, DType::kUInt64});
+  std::string direction = node.attr_string("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT")
+    throw_invalid(node, fmt::format("direction must be LEFT or RIGHT, got '{}'", direction));
 }
 
 // ---------------------------------------------------------------------------
@@ -436,6 +470,7 @@ HETSCHED_REFERENCE_KERNEL("Mul", check_arith, arith_compute<Arith::kMul>);
 HETSCHED_REFERENCE_KERNEL("Div", check_arith, arith_compute<Arith::kDiv>);
 HETSCHED_REFERENCE_KERNEL("Pow", check_pow, pow_compute);
 HETSCHED_REFERENCE_KERNEL("Mod", check_mod, mod_compute);
+HETSCHED_REFERENCE_KERNEL("BitShift", check_bit_shift, bit_shift_compute);
 HETSCHED_REFERENCE_KERNEL("Min", check_variadic<Variadic::kMin>, variadic_compute<Variadic::kMin>);
 HETSCHED_REFERENCE_KERNEL("Max", check_variadic<Variadic::kMax>, variadic_compute<Variadic::kMax>);
 HETSCHED_REFERENCE_KERNEL("Sum", check_variadic<Variadic::kSum>, variadic_compute<Variadic::kSum>);

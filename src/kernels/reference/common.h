@@ -87,6 +87,19 @@ auto dispatch_numeric(const Node& node, DType dtype, Fn&& fn) {
   }
 }
 
+// dispatch_numeric plus the unsigned 16-, 32- and 64-bit integers, for the
+// ops written for them (element-wise arithmetic, Min/Max, comparisons,
+// BitShift).
+template <typename Fn>
+auto dispatch_numeric_wide(const Node& node, DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::kUInt16: return fn(uint16_t{});
+    case DType::kUInt32: return fn(uint32_t{});
+    case DType::kUInt64: return fn(uint64_t{});
+    default: return dispatch_numeric(node, dtype, std::forward<Fn>(fn));
+  }
+}
+
 template <typename Fn>
 auto dispatch_all(const Node& node, DType dtype, Fn&& fn) {
   if (dtype == DType::kBool) return fn(bool{});
@@ -118,6 +131,10 @@ constexpr std::initializer_list<DType> kFloatTypes = {DType::kFloat32, DType::kF
 constexpr std::initializer_list<DType> kNumericTypes = {DType::kFloat32, DType::kFloat64, DType::kInt8,
                                                         DType::kUInt8,   DType::kInt16,   DType::kInt32,
                                                         DType::kInt64};
+// kNumericTypes and the unsigned integers dispatch_numeric_wide adds.
+constexpr std::initializer_list<DType> kWideNumericTypes = {
+    DType::kFloat32, DType::kFloat64, DType::kInt8,   DType::kUInt8,  DType::kInt16,
+    DType::kInt32,   DType::kInt64,   DType::kUInt16, DType::kUInt32, DType::kUInt64};
 constexpr std::initializer_list<DType> kAllTypes = {DType::kFloat32, DType::kFloat64, DType::kInt8,
                                                     DType::kUInt8,   DType::kInt16,   DType::kInt32,
                                                     DType::kInt64,   DType::kBool};

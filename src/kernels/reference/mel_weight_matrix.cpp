@@ -12,23 +12,15 @@
 #include <fmt/format.h>
 
 #include "kernels/reference/common.h"
+#include "kernels/reference/signal_common.h"
 
 namespace hetsched::kernels {
 namespace {
 
-DType output_dtype(const Node& node) {
-  int64_t t = node.attr_int("output_datatype", 1);
-  if (t == 1) return DType::kFloat32;
-  if (t == 11) return DType::kFloat64;
-  return DType::kUndefined;
-}
-
 void check_mel(const Node& node, const Graph& graph) {
   check_input_dtypes(node, graph, {DType::kInt32, DType::kInt64}, {0, 1, 2});
   check_input_dtypes(node, graph, kFloatTypes, {3, 4});
-  if (output_dtype(node) == DType::kUndefined)
-    throw_unsupported(node, fmt::format("output_datatype {} is not supported (1: float, 11: double)",
-                                        node.attr_int("output_datatype", 1)));
+  output_datatype(node);  // refuses another dtype at load
 }
 
 std::vector<Tensor> compute_mel(const Node& node, const std::vector<const Tensor*>& inputs) {
@@ -68,7 +60,7 @@ std::vector<Tensor> compute_mel(const Node& node, const std::vector<const Tensor
     for (int64_t j = center; j < right; ++j)
       at(j, i) = static_cast<double>(right - j) / static_cast<double>(right - center);
   }
-  return {float_tensor_of(node, output_dtype(node), {n_bins, n_mel}, w)};
+  return {float_tensor_of(node, output_datatype(node), {n_bins, n_mel}, w)};
 }
 
 }  // namespace

@@ -1,9 +1,15 @@
-// The discrete Fourier transform the signal ops (DFT, STFT) share.
+// What the signal ops share: the discrete Fourier transform (DFT, STFT) and
+// the output_datatype of those that make their data (windows,
+// MelWeightMatrix).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <numbers>
+
+#include <fmt/format.h>
+
+#include "kernels/reference/common.h"
 
 namespace hetsched::kernels {
 
@@ -34,6 +40,15 @@ inline void dft(const double* re, const double* im, int64_t stride, int64_t n, i
     out[k * out_stride] = sum_re;
     out[k * out_stride + 1] = sum_im;
   }
+}
+
+// The dtype the node's output_datatype attribute names: float (1, the
+// default) or double (11); any other throws kUnsupported naming the node.
+inline DType output_datatype(const Node& node) {
+  int64_t t = node.attr_int("output_datatype", 1);
+  if (t == 1) return DType::kFloat32;
+  if (t == 11) return DType::kFloat64;
+  throw_unsupported(node, fmt::format("output_datatype {} is not supported (1: float, 11: double)", t));
 }
 
 }  // namespace hetsched::kernels

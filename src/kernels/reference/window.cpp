@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "kernels/reference/common.h"
+#include "kernels/reference/signal_common.h"
 
 namespace hetsched::kernels {
 namespace {
@@ -18,18 +19,9 @@ struct Coefficients {
   double a0, a1, a2;
 };
 
-DType output_dtype(const Node& node) {
-  int64_t t = node.attr_int("output_datatype", 1);
-  if (t == 1) return DType::kFloat32;
-  if (t == 11) return DType::kFloat64;
-  return DType::kUndefined;
-}
-
 void check_window(const Node& node, const Graph& graph) {
   check_input_dtypes(node, graph, {DType::kInt32, DType::kInt64}, {0});
-  if (output_dtype(node) == DType::kUndefined)
-    throw_unsupported(node, fmt::format("output_datatype {} is not supported (1: float, 11: double)",
-                                        node.attr_int("output_datatype", 1)));
+  output_datatype(node);  // refuses another dtype at load
 }
 
 std::vector<Tensor> window(const Node& node, const std::vector<const Tensor*>& inputs, Coefficients c) {
@@ -42,7 +34,7 @@ std::vector<Tensor> window(const Node& node, const std::vector<const Tensor*>& i
     double x = period > 0 ? 2 * std::numbers::pi * static_cast<double>(n) / period : 0.0;
     w[static_cast<size_t>(n)] = c.a0 - c.a1 * std::cos(x) + c.a2 * std::cos(2 * x);
   }
-  return {float_tensor_of(node, output_dtype(node), {size}, w)};
+  return {float_tensor_of(node, output_datatype(node), {size}, w)};
 }
 
 std::vector<Tensor> compute_hann(const Node& node, const std::vector<const Tensor*>& inputs) {
