@@ -13,6 +13,9 @@ Method
      random images then frozen), exported in the QDQ format;
    - int8: the float32 file quantized by `hetsched quantize --per-channel`,
      calibrated on 8 random images (saved as .npy, given with --calibration);
+   - int8-dynamic: the zoo's BERT encoder quantized by `hetsched quantize
+     --dynamic` (ONNX Runtime's dynamic format: its MatMuls in int8, the
+     activations' ranges taken at run time);
    - bfloat16: the float32 file itself, in a session with
      precision="bfloat16" (convolutions and matrix products computed in
      bfloat16); also the zoo's BERT encoder (base sizes, sequence 128, its
@@ -169,6 +172,10 @@ def main():
         bert_y32 = hetsched.Session(bert, devices=args.devices).run(bert_feeds)["output"]
         measure("bert", "bfloat16", bert, bert, None, [("float32", lambda _: bert_y32)], precision="bfloat16",
                 feeds=bert_feeds, output="output")
+        bert8 = os.path.join(tmp, "bert_int8.onnx")
+        run([args.hetsched, "quantize", bert, "-o", bert8, "--dynamic"])
+        measure("bert", "int8-dynamic", bert, bert8, None, [("float32", lambda _: bert_y32)], feeds=bert_feeds,
+                output="output")
         import torch
         for name in INT8_MODELS:
             path32, path8 = os.path.join(tmp, name + ".onnx"), os.path.join(tmp, name + "_qdq.onnx")
@@ -192,7 +199,7 @@ def main():
             reference = hetsched.Session(quantized, reference=True).run({"x": x})["y"]
             measure(name, "int8", path32, quantized, x,
                     [("float32", lambda _: y32), ("reference", lambda _: reference)])
-    for variant in ("float16", "bfloat16", "int8-qat", "int8"):
+    for variant in ("float16", "bfloat16", "int8-qat", "int8", "int8-dynamic"):
         ratios = [r["ratio"] for r in rows if r["variant"] == variant]
         print(f"{variant} / float32: geometric mean {geomean(ratios):.3f}, worst {max(ratios):.3f}")
     comment = (f"float16, bfloat16 and int8 twins, {args.devices}, {rounds} rounds x {n} runs, input {'x'.join(map(str, shape))}; "

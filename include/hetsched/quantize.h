@@ -1,6 +1,6 @@
-// Static post-training quantization to the QDQ format: what `hetsched
-// quantize` runs.
+// Post-training quantization: what `hetsched quantize` runs.
 //
+// Static (the default), to the QDQ format:
 // The model's float32 Convs (constant weights) are quantized: their weights
 // to int8, symmetric (zero point 0), one scale per tensor or, with
 // per_channel, per output channel; their biases to int32 at scale
@@ -14,6 +14,15 @@
 // the Convs, constants folded), opset unchanged, so ONNX Runtime and
 // TensorRT read it too; hetsched runs each quantized Conv as one int8
 // QLinearConv (docs/user-guide.md).
+//
+// Dynamic (`dynamic`), for transformers, in ONNX Runtime's format
+// (quantize_dynamic): each float32 MatMul with a constant 2-D B becomes
+// DynamicQuantizeLinear of its input (uint8, the range taken from each run's
+// data) -> MatMulInteger with B in int8 (symmetric, zero point 0; one scale,
+// or with per_channel one per column) -> Cast to float32 -> Mul by
+// x_scale * w_scale. No calibration. An activation read by several MatMuls
+// is quantized once. hetsched runs each MatMulInteger and its Cast as one
+// oneDNN int8 matmul.
 #pragma once
 
 #include <string>
@@ -29,22 +38,25 @@ struct QuantizeOptions {
   std::vector<TensorMap> calibration;
   int n_random = 8;
   bool per_channel = false;
+  bool dynamic = false;  // MatMuls, no calibration (see above)
   // Where the calibration runs (hetsched devices syntax).
   std::string devices = "cpu";
 };
 
 struct QuantizeReport {
   int n_quantized_convs = 0;
+  int n_quantized_matmuls = 0;  // dynamic
   int n_activations = 0;        // values given a QuantizeLinear -> DequantizeLinear pair
   int n_calibration_runs = 0;
   bool random_calibration = false;
-  std::vector<std::string> skipped;  // "<node label>: why", Convs left in float32
+  std::vector<std::string> skipped;  // "<node label>: why", Convs (MatMuls) left in float32
 };
 
 // Quantizes `model` (a path) as above and writes `out_path`. Throws
-// Error(kUnsupported) for a model already quantized, without a Conv to
-// quantize, or of an opset before 10 (13 with per_channel, which needs
-// DequantizeLinear's axis), and Error(kInvalidInput) for calibration inputs
+// Error(kUnsupported) for a model already quantized, without a Conv (a
+// MatMul, dynamic) to quantize, or of an opset before 10 (13 with
+// per_channel, which needs DequantizeLinear's axis; 11 dynamic, for
+// DynamicQuantizeLinear), and Error(kInvalidInput) for calibration inputs
 // the model does not take (naming the run).
 QuantizeReport quantize_model(const std::string& model, const std::string& out_path,
                               const QuantizeOptions& options = {});

@@ -1,7 +1,9 @@
-// Static post-training quantization (quantize.h), in four passes.
+// Post-training quantization (quantize.h): static in four passes, dynamic
+// in one.
 #include "hetsched/quantize.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -55,6 +57,14 @@ NodeId add_node(Graph& g, const std::string& op_type, const std::string& name, s
   return g.add_node(std::move(n));
 }
 
+void write_model(Graph& graph, const std::string& out_path) {
+  graph.finalize();
+  std::ofstream out(out_path, std::ios::binary);
+  if (!out) throw Error(ErrorCode::kIo, fmt::format("{}: cannot open for writing", out_path));
+  if (!graph_to_model(graph).SerializeToOstream(&out))
+    throw Error(ErrorCode::kIo, fmt::format("{}: write failed", out_path));
+}
+
 // Why `conv` stays float32, or "" when it is quantized.
 std::string why_not(const Graph& g, const Node& conv) {
   if (conv.inputs.size() < 2 || conv.outputs.size() != 1) return "unexpected inputs";
@@ -84,6 +94,102 @@ ValueId conv_result(const Graph& g, const Node& conv) {
   return next.op_type == "Relu" || next.op_type == "Clip" ? next.outputs[0] : out;
 }
 
+// Why MatMul `mm` stays float32 in dynamic quantization, or "" when it is
+// quantized.
+std::string why_not_dynamic(const Graph& g, const Node& mm) {
+  if (mm.inputs.size() != 2 || mm.outputs.size() != 1) return "unexpected inputs";
+  const Value& x = g.values[mm.inputs[0]];
+  const Value& w = g.values[mm.inputs[1]];
+  if (x.dtype != DType::kFloat32) return fmt::format("input of dtype {}", dtype_name(x.dtype));
+  if (!w.is_constant() || w.dtype != DType::kFloat32) return "B computed at run time";
+  if (w.shape.size() != 2) return fmt::format("B of rank {}, not a matrix", w.shape.size());
+  const Tensor& t = *w.initializer;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (!std::isfinite(t.data<float>()[i])) return fmt::format("'{}' holds a value that is not finite", w.name);
+  return "";
+}
+
+Attribute int_attribute(int64_t value) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInt;
+  a.i = value;
+  return a;
+}
+
+ValueId add_scalar_value(Graph& g, const std::string& name, DType dtype) {
+  Value v;
+  v.name = g.unused_name(name);
+  v.dtype = dtype;
+  v.has_shape = true;
+  return g.add_value(std::move(v));
+}
+
+// The dynamic quantization of every MatMul with a constant matrix B
+// (quantize.h).
+void quantize_dynamic(Graph& graph, int64_t opset, bool per_channel, QuantizeReport* report) {
+  std::map<ValueId, std::array<ValueId, 3>> quantized;  // activation -> its x_q, x_scale, x_zero_point
+  const size_t n_nodes = graph.nodes.size();
+  for (NodeId id = 0; id < static_cast<NodeId>(n_nodes); ++id) {
+    if (graph.nodes[id].op_type != "MatMul") continue;
+    std::string why = why_not_dynamic(graph, graph.nodes[id]);
+    if (!why.empty()) {
+      report->skipped.push_back(fmt::format("{}: {}", graph.nodes[id].label(), why));
+      continue;
+    }
+    const Node mm = graph.nodes[id];
+    ValueId x = mm.inputs[0];
+    if (!quantized.count(x)) {
+      const Value like = graph.values[x];
+      ValueId q = add_value(graph, like.name + ".quantized", DType::kUInt8, like);
+      ValueId s = add_scalar_value(graph, like.name + ".scale", DType::kFloat32);
+      ValueId z = add_scalar_value(graph, like.name + ".zero_point", DType::kUInt8);
+      Node dql;
+      dql.name = graph.unused_name(like.name + ".quantize");
+      dql.op_type = "DynamicQuantizeLinear";
+      dql.opset = opset;
+      dql.inputs = {x};
+      dql.outputs = {q, s, z};
+      graph.add_node(std::move(dql));
+      quantized[x] = {q, s, z};
+    }
+    auto [xq, xs, xz] = quantized.at(x);
+
+    // B in int8, symmetric: one scale, or one per column.
+    const Tensor& w = *graph.values[mm.inputs[1]].initializer;
+    const int64_t K = w.dim(0), N = w.dim(1), n_scales = per_channel ? N : 1;
+    std::vector<float> w_scales(static_cast<size_t>(n_scales), 0.0f);
+    for (int64_t i = 0; i < w.numel(); ++i) {
+      float& amax = w_scales[static_cast<size_t>(per_channel ? i % N : 0)];
+      amax = std::max(amax, std::fabs(w.data<float>()[i]));
+    }
+    for (float& sc : w_scales) sc = sc > 0.0f ? sc / 127.0f : 1.0f;
+    Tensor wq(DType::kInt8, {K, N});
+    for (int64_t i = 0; i < w.numel(); ++i)
+      wq.data<int8_t>()[i] = static_cast<int8_t>(std::clamp(
+          std::nearbyint(w.data<float>()[i] / w_scales[static_cast<size_t>(per_channel ? i % N : 0)]), -127.0f,
+          127.0f));
+    Shape scale_shape = per_channel ? Shape{N} : Shape{};
+    const std::string& base = mm.name;
+    ValueId wqv = graph.add_constant(base + ".w_quantized", std::move(wq));
+    ValueId ws = graph.add_constant(base + ".w_scale", Tensor::from_vector<float>(scale_shape, w_scales));
+    ValueId wz = graph.add_constant(base + ".w_zero_point", Tensor(DType::kInt8, scale_shape));
+
+    // MatMulInteger -> Cast -> Mul(x_scale * w_scale), writing the MatMul's
+    // own output value.
+    const Value out = graph.values[mm.outputs[0]];
+    ValueId product = add_value(graph, out.name + ".int32", DType::kInt32, out);
+    ValueId as_float = add_value(graph, out.name + ".float", DType::kFloat32, out);
+    ValueId scale = add_value(graph, base + ".scale", DType::kFloat32, graph.values[ws]);
+    add_node(graph, "Mul", base + ".scale", {xs, ws}, scale, opset);
+    add_node(graph, "MatMulInteger", base + ".integer", {xq, wqv, xz, wz}, product, opset);
+    NodeId cast = add_node(graph, "Cast", base + ".cast", {product}, as_float, opset);
+    graph.nodes[cast].attributes["to"] = int_attribute(1);  // FLOAT
+    graph.nodes[id].op_type = "Mul";
+    graph.nodes[id].inputs = {as_float, scale};
+    ++report->n_quantized_matmuls;
+  }
+}
+
 }  // namespace
 
 QuantizeReport quantize_model(const std::string& model, const std::string& out_path, const QuantizeOptions& options) {
@@ -98,7 +204,7 @@ QuantizeReport quantize_model(const std::string& model, const std::string& out_p
   if (opset < 10)
     throw Error(ErrorCode::kUnsupported,
                 fmt::format("{}: opset {}: quantization needs opset 10 or later (QuantizeLinear)", model, opset));
-  if (options.per_channel && opset < 13)
+  if (options.per_channel && !options.dynamic && opset < 13)
     throw Error(ErrorCode::kUnsupported,
                 fmt::format("{}: opset {}: per-channel weights need opset 13 or later (DequantizeLinear's axis); "
                             "quantize per tensor, or export the model at opset 13",
@@ -114,6 +220,19 @@ QuantizeReport quantize_model(const std::string& model, const std::string& out_p
     }
   }
   QuantizeReport report;
+  if (options.dynamic) {
+    if (opset < 11)
+      throw Error(ErrorCode::kUnsupported,
+                  fmt::format("{}: opset {}: dynamic quantization needs opset 11 or later (DynamicQuantizeLinear)",
+                              model, opset));
+    quantize_dynamic(graph, opset, options.per_channel, &report);
+    if (report.n_quantized_matmuls == 0)
+      throw Error(ErrorCode::kUnsupported,
+                  fmt::format("{}: no float32 MatMul with a constant matrix to quantize{}", model,
+                              report.skipped.empty() ? "" : " (" + report.skipped.front() + ")"));
+    write_model(graph, out_path);
+    return report;
+  }
 
   // Pass 1: the Convs to quantize and the activations around them.
   std::vector<NodeId> convs;
@@ -230,12 +349,7 @@ QuantizeReport quantize_model(const std::string& model, const std::string& out_p
     }
     ++report.n_quantized_convs;
   }
-  graph.finalize();
-
-  std::ofstream out(out_path, std::ios::binary);
-  if (!out) throw Error(ErrorCode::kIo, fmt::format("{}: cannot open for writing", out_path));
-  if (!graph_to_model(graph).SerializeToOstream(&out))
-    throw Error(ErrorCode::kIo, fmt::format("{}: write failed", out_path));
+  write_model(graph, out_path);
   return report;
 }
 

@@ -478,6 +478,10 @@ const BadInput kBadInputs[] = {
      {"calibration run 1", "'x'"}, "expected", {"out.onnx"}},
     {"quantize_nothing_to_quantize", "quantize good.onnx -o out.onnx", 1, {"good.onnx"}, "no float32 Conv",
      {"out.onnx"}},
+    {"quantize_dynamic_nothing_to_quantize", "quantize good.onnx -o out.onnx --dynamic", 1, {"good.onnx"},
+     "no float32 MatMul", {"out.onnx"}},
+    {"quantize_dynamic_with_calibration", "quantize good.onnx -o out.onnx --dynamic --calibration x=x.npy", 2,
+     {"--calibration"}, "dynamic quantization", {"out.onnx"}},
 
     // Profile database: a path that cannot hold one (a corrupt file is
     // rebuilt instead: see BadProfileDatabase below).

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "hetsched/quantize.h"
 #include "hetsched/session.h"
 #include "onnx_model_util.h"
 
@@ -118,6 +119,70 @@ TEST_F(QuantizedFusionTest, WhatWouldChangeTheResultsIsNotFused) {
     Tensor got = Session(g, SessionOptions("cpu:0")).run(Session(g).random_inputs(5)).at("y");
     std::vector<double> a = got.to_double_vector(), b = want.to_double_vector();
     for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1.0 / 16 + 1e-6) << i;
+  }
+}
+
+// x[2, 5, 16] -> MatMul(w [16, 8] constant) -> y, and a MatMul of two
+// activations (x by its own transpose) that dynamic quantization leaves.
+onnx::ModelProto float_matmuls() {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 0.5f);
+  std::vector<float> w(16 * 8);
+  for (float& v : w) v = normal(rng);
+  onnx::ModelProto m = make_model(13);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto_DataType_FLOAT, {2, 5, 16});
+  *g->add_output() = tensor_info("y", onnx::TensorProto_DataType_FLOAT, {2, 5, 8});
+  *g->add_output() = tensor_info("gram", onnx::TensorProto_DataType_FLOAT, {2, 5, 5});
+  *g->add_initializer() = float_tensor("w", {16, 8}, w);
+  *g->add_node() = make_node("MatMul", {"x", "w"}, {"y"}, "project");
+  *g->add_node() = make_node("Transpose", {"x"}, {"xt"}, "transpose");
+  g->mutable_node(1)->add_attribute()->CopyFrom([] {
+    onnx::AttributeProto a;
+    a.set_name("perm");
+    a.set_type(onnx::AttributeProto_AttributeType_INTS);
+    for (int64_t p : {0, 2, 1}) a.add_ints(p);
+    return a;
+  }());
+  *g->add_node() = make_node("MatMul", {"x", "xt"}, {"gram"}, "gram");
+  return m;
+}
+
+TEST_F(QuantizedFusionTest, ADynamicallyQuantizedMatMulRunsAsOneInt8MatmulWithTheReferenceResults) {
+  write_model(float_matmuls(), dir_ / "float.onnx");
+  for (bool per_channel : {false, true}) {
+    QuantizeOptions options;
+    options.dynamic = true;
+    options.per_channel = per_channel;
+    std::string out = (dir_ / "dynamic.onnx").string();
+    QuantizeReport report = quantize_model((dir_ / "float.onnx").string(), out, options);
+    EXPECT_EQ(report.n_quantized_matmuls, 1);
+    ASSERT_EQ(report.skipped.size(), 1u);
+    EXPECT_NE(report.skipped[0].find("'gram': B computed at run time"), std::string::npos) << report.skipped[0];
+    Graph quantized = load_model(out);
+    EXPECT_EQ(count(quantized, "DynamicQuantizeLinear"), 1);
+    EXPECT_EQ(count(quantized, "MatMulInteger"), 1);
+    EXPECT_EQ(count(quantized, "MatMul"), 1);  // the gram matrix's
+
+    Session cpu(quantized, SessionOptions("cpu:0"));
+    for (const std::string& fallback : cpu.summary().fallbacks) {
+      EXPECT_EQ(fallback.find("MatMulInteger"), std::string::npos) << fallback;
+      EXPECT_EQ(fallback.find("Cast"), std::string::npos) << fallback;
+    }
+    TensorMap inputs = cpu.random_inputs(3);
+    // The integer product is exact on both; the same Cast and Mul follow.
+    Tensor got = cpu.run(inputs).at("y");
+    Tensor want = run_reference(quantized, inputs).at("y");
+    EXPECT_EQ(got.to_double_vector(), want.to_double_vector()) << "per_channel " << per_channel;
+    // Close to the float model: within a few quantization steps.
+    Tensor exact = run_reference(load(float_matmuls()), inputs).at("y");
+    std::vector<double> q = got.to_double_vector(), f = exact.to_double_vector();
+    double largest = 0, worst = 0;
+    for (size_t i = 0; i < f.size(); ++i) {
+      largest = std::max(largest, std::fabs(f[i]));
+      worst = std::max(worst, std::fabs(q[i] - f[i]));
+    }
+    EXPECT_LT(worst, 0.02 * largest) << "per_channel " << per_channel;
   }
 }
 

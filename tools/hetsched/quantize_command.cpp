@@ -20,6 +20,7 @@ struct QuantizeCommand {
   std::string model, out;
   std::vector<std::string> calibration;
   bool per_channel = false;
+  bool dynamic = false;
   int n_random = 8;
   std::string method = "minmax";
   std::string devices = "cpu";
@@ -54,12 +55,23 @@ struct QuantizeCommand {
   }
 
   void execute() {
+    if (dynamic && !calibration.empty())
+      throw Error(ErrorCode::kUsage, "--calibration: dynamic quantization takes each run's range from its own data");
     QuantizeOptions options;
     options.calibration = calibration_runs();
     options.per_channel = per_channel;
+    options.dynamic = dynamic;
     options.n_random = n_random;
     options.devices = devices;
     QuantizeReport report = quantize_model(model, out, options);
+    if (dynamic) {
+      fmt::print("{}: {} MatMuls quantized dynamically ({} weights, int8; activations uint8, their ranges taken at "
+                 "run time)\n",
+                 out, report.n_quantized_matmuls, per_channel ? "per-column" : "per-tensor");
+      for (const auto& s : report.skipped) fmt::print("  left in float32: {}\n", s);
+      *exit_code = 0;
+      return;
+    }
     if (report.random_calibration)
       fmt::print(stderr,
                  "hetsched: warning: calibrated on {} random inputs (--calibration NAME=FILE to give real ones): "
@@ -80,7 +92,9 @@ void add_quantize_command(CLI::App& app, int* exit_code) {
   auto cmd = std::make_shared<QuantizeCommand>();
   cmd->exit_code = exit_code;
   auto* sub = app.add_subcommand(
-      "quantize", "quantize a float32 model's Convs to int8 (static, QDQ format) and write it as ONNX");
+      "quantize",
+      "quantize a float32 model to int8 and write it as ONNX: its Convs (static, QDQ format), or with --dynamic "
+      "its MatMuls (ONNX Runtime's dynamic format, for transformers)");
   sub->add_option("model", cmd->model, "the float32 .onnx model")->required();
   sub->add_option("-o,--output", cmd->out, "the quantized .onnx file to write")->required();
   sub->add_option("--calibration", cmd->calibration,
@@ -88,7 +102,10 @@ void add_quantize_command(CLI::App& app, int* exit_code) {
   sub->add_option("--random", cmd->n_random, "random calibration runs when no --calibration is given")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  sub->add_flag("--per-channel", cmd->per_channel, "one weight scale per output channel (needs opset 13)");
+  sub->add_flag("--per-channel", cmd->per_channel,
+                "one weight scale per output channel (static: needs opset 13) or per column (--dynamic)");
+  sub->add_flag("--dynamic", cmd->dynamic,
+                "quantize the MatMuls with constant weights, activations at run time (no calibration; opset 11)");
   sub->add_option("--method", cmd->method, "calibration method")->capture_default_str()->check(CLI::IsMember({"minmax"}));
   sub->add_option("--devices", cmd->devices, "where the calibration runs (see `hetsched devices`)")
       ->capture_default_str();

@@ -67,6 +67,15 @@ std::vector<NodeId> fusion_group(const Graph& graph, NodeId node) {
   std::vector<NodeId> group = {node};
   const Node& head = graph.nodes[node];
   if (head.op_type == "MatMul" || head.op_type == "Gemm") return matmul_group(graph, node);
+  if (head.op_type == "MatMulInteger" && !head.outputs.empty()) {
+    // Its int32 product cast to float32 (ONNX Runtime's dynamic
+    // quantization: MatMulInteger -> Cast -> Mul by the scales): the
+    // primitive writes float32, the same values.
+    NodeId next = only_consumer(graph, head.outputs[0]);
+    if (next != kNoNode && graph.nodes[next].op_type == "Cast" && is_float32(graph, graph.nodes[next].outputs[0]))
+      group.push_back(next);
+    return group;
+  }
   if (head.op_type != "Conv" || head.outputs.empty()) return group;
   ValueId out = head.outputs[0];
   // A residual Add of the same shape (oneDNN's `sum` post-op).
