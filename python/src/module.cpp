@@ -654,9 +654,12 @@ py::bytes export_model(const std::string& model, const py::object& path, const p
 // hetsched.quantize: `hetsched quantize` (quantize.h) with calibration
 // inputs given as dicts of numpy arrays, one per run.
 py::dict quantize(const std::string& model, const std::string& output, const py::object& calibration,
-                  bool per_channel, int random, const std::string& devices) {
+                  bool per_channel, int random, const std::string& devices, bool dynamic) {
+  if (dynamic && !calibration.is_none())
+    throw Error(ErrorCode::kUsage, "calibration: dynamic quantization takes each run's range from its own data");
   QuantizeOptions options;
   options.per_channel = per_channel;
+  options.dynamic = dynamic;
   options.n_random = random;
   options.devices = devices;
   std::vector<py::object> keep;  // numpy arrays the tensors point into
@@ -678,6 +681,7 @@ py::dict quantize(const std::string& model, const std::string& output, const py:
   }
   py::dict out;
   out["quantized_convs"] = report.n_quantized_convs;
+  out["quantized_matmuls"] = report.n_quantized_matmuls;
   out["activations"] = report.n_activations;
   out["calibration_runs"] = report.n_calibration_runs;
   out["random_calibration"] = report.random_calibration;
@@ -830,10 +834,12 @@ PYBIND11_MODULE(_hetsched, m) {
         "The built-in models: a list of dicts {name: 'zoo:NAME', description, params (accepted parameters "
         "with their defaults)}.");
   m.def("quantize", &quantize, py::arg("model"), py::arg("output"), py::arg("calibration") = py::none(),
-        py::arg("per_channel") = false, py::arg("random") = 8, py::arg("devices") = "cpu",
-        "Quantizes the float32 model's Convs to int8 in the QDQ format and writes `output` (what `hetsched "
-        "quantize` does). calibration: a list of input dicts, one per run (default: `random` random inputs). "
-        "Returns {'quantized_convs', 'activations', 'calibration_runs', 'random_calibration', 'skipped'}.");
+        py::arg("per_channel") = false, py::arg("random") = 8, py::arg("devices") = "cpu", py::arg("dynamic") = false,
+        "Quantizes the float32 model's Convs to int8 in the QDQ format (with dynamic=True its MatMuls, in ONNX "
+        "Runtime's dynamic format, without calibration) and writes `output` (what `hetsched quantize` does). "
+        "calibration: a list of input dicts, one per run (default: `random` random inputs). Returns "
+        "{'quantized_convs', 'quantized_matmuls', 'activations', 'calibration_runs', 'random_calibration', "
+        "'skipped'}.");
   m.def("export_model", &export_model, py::arg("model"), py::arg("path") = py::none(), py::arg("shapes") = py::none(),
         py::arg("params") = py::none(),
         "The model as given (a zoo model built, a file checked) as serialized ONNX, without hetsched's own "

@@ -258,6 +258,26 @@ class QuantizeFromPython(unittest.TestCase):
         with self.assertRaisesRegex(hetsched.Error, "already quantized"):
             hetsched.quantize(out, os.path.join(TMP, "again.onnx"))
 
+    def test_dynamic_quantization_of_a_torch_mlp_runs_close_to_pytorch(self):
+        torch.manual_seed(0)
+        # Linear layers on a [batch, sequence, features] input export as MatMul + Add.
+        model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 16)).eval()
+        path, out = os.path.join(TMP, "mlp.onnx"), os.path.join(TMP, "mlp_dynamic.onnx")
+        export(model, torch.rand(2, 5, 32), path)
+        report = hetsched.quantize(path, out, dynamic=True, per_channel=True)
+        self.assertEqual(report["quantized_matmuls"], 2)
+        self.assertEqual(report["calibration_runs"], 0)
+        x = np.random.default_rng(1).uniform(-1, 1, (2, 5, 32)).astype(np.float32)
+        session = hetsched.Session(out, devices="cpu:0")
+        got = session.run({"x": x})["y"]
+        self.assertFalse(any("MatMulInteger" in f for f in session.summary["fallbacks"]))
+        with torch.no_grad():
+            want = model(torch.from_numpy(x)).numpy()
+        np.testing.assert_allclose(got, want, rtol=0, atol=0.03 * float(np.max(np.abs(want))))
+        np.testing.assert_array_equal(got, hetsched.Session(out, reference=True).run({"x": x})["y"])
+        with self.assertRaisesRegex(hetsched.UsageError, "dynamic quantization"):
+            hetsched.quantize(path, os.path.join(TMP, "none.onnx"), dynamic=True, calibration=[{"x": x}])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -3,7 +3,9 @@
 // int8, per-axis parameters on another axis than 1, int32 (bias) input,
 // NaN, an all-zero DynamicQuantizeLinear, per-row and per-column zero points
 // of MatMulInteger, per-channel weight scales of QLinearConv.
+#include <algorithm>
 #include <cmath>
+#include <random>
 
 #include <gtest/gtest.h>
 
@@ -63,6 +65,27 @@ TEST(ReferenceQuantize, DynamicQuantizeLinearOfZerosIsZero) {
   out = run_reference_op("DynamicQuantizeLinear", {f32({2}, {1.0f, 2.55f})}, {}, 3, 11);
   EXPECT_EQ(out[2].data<uint8_t>()[0], 0);
   EXPECT_EQ(values_of<uint8_t>(out[0]), (std::vector<uint8_t>{100, 255}));
+}
+
+TEST(ReferenceQuantize, DynamicQuantizeLinearRoundsEveryValueAsTheSpecSays) {
+  // Random values (a range around 0 giving a zero point inside 0..255), every
+  // half step of the scale (the ties), and values far out: each element
+  // against the spec's formula, computed here in double.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-3.0f, 7.0f);
+  std::vector<float> x(4099);
+  for (float& v : x) v = u(rng);
+  x[0] = -3.0f, x[1] = 7.0f;
+  float scale = (7.0f - -3.0f) / 255.0f;
+  for (int k = 0; k < 250; ++k) x[2 + static_cast<size_t>(k)] = (static_cast<float>(k - 76) + 0.5f) * scale;
+  std::vector<Tensor> out = run_reference_op("DynamicQuantizeLinear", {f32({4099}, x)}, {}, 3, 11);
+  ASSERT_EQ(out[1].data<float>()[0], scale);
+  double zp = std::clamp(std::nearbyint(0.0 - static_cast<double>(-3.0f / scale)), 0.0, 255.0);
+  ASSERT_EQ(out[2].data<uint8_t>()[0], static_cast<uint8_t>(zp));
+  for (size_t i = 0; i < x.size(); ++i) {
+    double want = std::clamp(std::nearbyint(static_cast<double>(x[i] / scale)) + zp, 0.0, 255.0);
+    ASSERT_EQ(out[0].data<uint8_t>()[i], static_cast<uint8_t>(want)) << i << ": " << x[i];
+  }
 }
 
 TEST(ReferenceQuantize, MatMulIntegerSubtractsPerRowAndPerColumnZeroPoints) {
