@@ -1,5 +1,7 @@
 #include "graph/onnx_export.h"
 
+#include <cmath>
+
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -55,6 +57,35 @@ void write_attribute(const std::string& name, const Attribute& a, onnx::Attribut
   }
 }
 
+// A Gelu node (approximate "none", which fuse_gelu makes) as the ops an
+// opset before 20 has: x / sqrt(2) -> Erf -> + 1 -> x * that -> * 0.5, its
+// constants and intermediates named after the node.
+void write_gelu_as_erf(const Graph& graph, const Node& n, onnx::GraphProto* g) {
+  const Value& x = graph.values[n.inputs[0]];
+  const std::string& base = n.name;
+  auto constant = [&](const std::string& suffix, double v) {
+    Tensor t(x.dtype, {});
+    if (x.dtype == DType::kFloat64) t.data<double>()[0] = v;
+    else t.data<float>()[0] = static_cast<float>(v);
+    *g->add_initializer() = tensor_to_proto(t, base + suffix);
+    return base + suffix;
+  };
+  auto node = [&](const std::string& op, const std::string& suffix, std::vector<std::string> inputs,
+                  const std::string& output) {
+    auto* np = g->add_node();
+    np->set_name(base + suffix);
+    np->set_op_type(op);
+    for (const auto& i : inputs) np->add_input(i);
+    np->add_output(output);
+  };
+  const std::string y = graph.values[n.outputs[0]].name;
+  node("Div", "/div", {x.name, constant("/sqrt2", std::sqrt(2.0))}, base + "/scaled");
+  node("Erf", "/erf", {base + "/scaled"}, base + "/erf_out");
+  node("Add", "/add", {base + "/erf_out", constant("/one", 1.0)}, base + "/one_plus");
+  node("Mul", "/mul", {x.name, base + "/one_plus"}, base + "/product");
+  node("Mul", "/half", {base + "/product", constant("/half_factor", 0.5)}, y);
+}
+
 }  // namespace
 
 onnx::ModelProto graph_to_model(const Graph& graph, bool large_constants_as_inputs) {
@@ -75,7 +106,12 @@ onnx::ModelProto graph_to_model(const Graph& graph, bool large_constants_as_inpu
   for (ValueId id : graph.outputs) write_type(graph.values[id], g->add_output());
   for (const Value& v : graph.values)
     if (!v.is_constant() && v.producer != kNoNode && v.dtype != DType::kUndefined) write_type(v, g->add_value_info());
+  const int64_t opset_version = opset->version();
   for (const Node& n : graph.nodes) {
+    if (n.op_type == "Gelu" && n.domain.empty() && opset_version < 20) {
+      write_gelu_as_erf(graph, n, g);
+      continue;
+    }
     auto* np = g->add_node();
     np->set_name(n.name);
     np->set_op_type(n.op_type);

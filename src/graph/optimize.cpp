@@ -279,13 +279,15 @@ OptimizeStats optimize_graph(Graph& graph) {
     int bn = fold_batch_norm_into_conv(graph);
     int pads = fold_pads(graph);
     int einsums = einsum_as_matmul(graph);
+    int gelus = fuse_gelu(graph);
     stats.n_folded_constants += folded;
     stats.n_removed_identity += removed;
     stats.n_folded_batch_norm += bn;
     stats.n_folded_pads += pads;
     stats.n_einsum_as_matmul += einsums;
     stats.n_quantized_fused += quantized;
-    if (folded + quantized + removed + bn + pads + einsums == 0) break;
+    stats.n_gelu_fused += gelus;
+    if (folded + quantized + removed + bn + pads + einsums + gelus == 0) break;
   }
   return stats;
 }

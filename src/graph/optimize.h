@@ -14,6 +14,7 @@ struct OptimizeStats {
   int n_folded_pads = 0;        // zero Pad nodes folded into the following Conv / AveragePool
   int n_einsum_as_matmul = 0;   // Einsum nodes that are matrix products, made MatMul
   int n_quantized_fused = 0;    // QDQ chains made QLinearConv, and DequantizeLinear -> MaxPool swapped
+  int n_gelu_fused = 0;         // GELUs written out as Div/Erf/Add/Mul/Mul made one Gelu node
 };
 
 // Nodes whose inputs are all constants (and Shape/Size of a value with a
@@ -43,6 +44,11 @@ int einsum_as_matmul(Graph& graph);
 // DequantizeLinear -> Conv [-> Relu] -> QuantizeLinear chains (the QDQ
 // format) become QLinearConv nodes (quantized_fusion.cpp says when).
 int fuse_quantized_ops(Graph& graph);
+
+// GELU written out with Erf (x / sqrt(2) -> Erf -> + 1 -> * x -> * 0.5, as
+// PyTorch exports it before opset 20) becomes one Gelu node
+// (gelu_fusion.cpp); graph_to_model writes it back out for older opsets.
+int fuse_gelu(Graph& graph);
 
 // All passes, to a fixed point.
 OptimizeStats optimize_graph(Graph& graph);

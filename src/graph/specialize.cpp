@@ -64,7 +64,7 @@ void propagate_and_fold(Graph& graph) {
     refine_shapes(graph);
     OptimizeStats done = optimize_graph(graph);
     int n_changes = done.n_folded_constants + done.n_removed_identity + done.n_folded_batch_norm +
-                    done.n_folded_pads + done.n_einsum_as_matmul + done.n_quantized_fused;
+                    done.n_folded_pads + done.n_einsum_as_matmul + done.n_quantized_fused + done.n_gelu_fused;
     if (n_changes == 0) break;
   }
 }

@@ -1,8 +1,11 @@
 // Load-time optimisations change the graph, never the outputs.
 #include <cmath>
+#include <fstream>
+#include <map>
 
 #include <gtest/gtest.h>
 
+#include "graph/onnx_export.h"
 #include "hetsched/session.h"
 #include "onnx_model_util.h"
 
@@ -296,6 +299,81 @@ TEST(EinsumAsMatMul, AttentionProductsBecomeMatMul) {
     auto a = got.at(name).to_double_vector(), b = want.at(name).to_double_vector();
     ASSERT_EQ(a.size(), b.size()) << name;
     for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5) << name << " " << i;
+  }
+}
+
+// x[4, 8] -> MatMul(w) -> + b -> GELU written out (PyTorch's export) -> y;
+// x -> GELU with x * 0.5 first and x * (1 / sqrt(2)) -> z; and two near
+// misses: a GELU whose Erf output is also a graph output, and one dividing
+// by 2.
+TEST(FuseGelu, ErfGeluBecomesOneGeluOnOneDnnAndIsWrittenBackForOldOpsets) {
+  onnx::ModelProto m = make_model(13);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto_DataType_FLOAT, {4, 8});
+  for (const char* out : {"y", "z", "near_erf", "near", "half_way"})
+    *g->add_output() = tensor_info(out, onnx::TensorProto_DataType_FLOAT, {4, 8});
+  *g->add_initializer() = float_tensor("w", {8, 8}, ramp(64, 0.5f, -0.25f));
+  *g->add_initializer() = float_tensor("b", {8}, ramp(8, 0.2f, -0.1f));
+  *g->add_initializer() = float_tensor("sqrt2", {}, {1.41421353816986083984375f});
+  *g->add_initializer() = float_tensor("inv_sqrt2", {}, {0.707106769084930419921875f});
+  *g->add_initializer() = float_tensor("two", {}, {2.0f});
+  *g->add_initializer() = float_tensor("one", {}, {1.0f});
+  *g->add_initializer() = float_tensor("half", {}, {0.5f});
+  *g->add_node() = make_node("MatMul", {"x", "w"}, {"xw"}, "matmul");
+  *g->add_node() = make_node("Add", {"xw", "b"}, {"h"}, "bias");
+  // PyTorch's form, after the MatMul: oneDNN's matmul + bias + gelu_erf.
+  *g->add_node() = make_node("Div", {"h", "sqrt2"}, {"a1"}, "a_div");
+  *g->add_node() = make_node("Erf", {"a1"}, {"a2"}, "a_erf");
+  *g->add_node() = make_node("Add", {"a2", "one"}, {"a3"}, "a_add");
+  *g->add_node() = make_node("Mul", {"h", "a3"}, {"a4"}, "a_mul");
+  *g->add_node() = make_node("Mul", {"a4", "half"}, {"y"}, "a_half");
+  // x * 0.5 first, and the scale as a product.
+  *g->add_node() = make_node("Mul", {"inv_sqrt2", "x"}, {"b1"}, "b_scale");
+  *g->add_node() = make_node("Erf", {"b1"}, {"b2"}, "b_erf");
+  *g->add_node() = make_node("Add", {"one", "b2"}, {"b3"}, "b_add");
+  *g->add_node() = make_node("Mul", {"x", "half"}, {"b4"}, "b_half");
+  *g->add_node() = make_node("Mul", {"b4", "b3"}, {"z"}, "b_mul");
+  // The Erf's output is read outside: left as it is.
+  *g->add_node() = make_node("Div", {"x", "sqrt2"}, {"c1"}, "c_div");
+  *g->add_node() = make_node("Erf", {"c1"}, {"near_erf"}, "c_erf");
+  *g->add_node() = make_node("Add", {"near_erf", "one"}, {"c3"}, "c_add");
+  *g->add_node() = make_node("Mul", {"x", "c3"}, {"c4"}, "c_mul");
+  *g->add_node() = make_node("Mul", {"c4", "half"}, {"near"}, "c_half");
+  // x / 2: not a GELU.
+  *g->add_node() = make_node("Div", {"x", "two"}, {"d1"}, "d_div");
+  *g->add_node() = make_node("Erf", {"d1"}, {"d2"}, "d_erf");
+  *g->add_node() = make_node("Add", {"d2", "one"}, {"d3"}, "d_add");
+  *g->add_node() = make_node("Mul", {"x", "d3"}, {"d4"}, "d_mul");
+  *g->add_node() = make_node("Mul", {"d4", "half"}, {"half_way"}, "d_half");
+  auto dir = temp_dir("fuse_gelu");
+  write_model(m, dir / "m.onnx");
+  Graph plain = load_model((dir / "m.onnx").string(), {.optimize = false});
+  Graph optimized = load_model((dir / "m.onnx").string());
+  std::map<std::string, int> ops;
+  for (const Node& n : optimized.nodes) ++ops[n.op_type];
+  EXPECT_EQ(ops["Gelu"], 2);
+  EXPECT_EQ(ops["Erf"], 2);  // the near misses'
+  Session fast(optimized, SessionOptions("cpu:0"));
+  for (const std::string& f : fast.summary().fallbacks) EXPECT_EQ(f.find("Gelu"), std::string::npos) << f;
+  TensorMap inputs = fast.random_inputs(9);
+  TensorMap want = run_reference(plain, inputs), got = fast.run(inputs);
+  for (const char* name : {"y", "z", "near_erf", "near", "half_way"}) {
+    auto a = got.at(name).to_double_vector(), b = want.at(name).to_double_vector();
+    ASSERT_EQ(a.size(), b.size()) << name;
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5) << name << " " << i;
+  }
+
+  // Written for opset 13 (no Gelu): the five ops again, loadable, same outputs.
+  std::ofstream out(dir / "written.onnx", std::ios::binary);
+  ASSERT_TRUE(graph_to_model(optimized).SerializeToOstream(&out));
+  out.close();
+  Graph reread = load_model((dir / "written.onnx").string(), {.optimize = false});
+  std::filesystem::remove_all(dir);
+  for (const Node& n : reread.nodes) EXPECT_NE(n.op_type, "Gelu");
+  TensorMap again = run_reference(reread, inputs);
+  for (const char* name : {"y", "z"}) {
+    auto a = again.at(name).to_double_vector(), b = want.at(name).to_double_vector();
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-6) << name << " " << i;
   }
 }
 
