@@ -541,6 +541,7 @@ class PySession {
     out["units_measured"] = measured;
     out["units_reused"] = reused;
     out["links_measured"] = result.report.n_links_measured;
+    out["links_in_context"] = result.report.n_links_in_context;
     out["seconds"] = result.report.seconds;
     return out;
   }

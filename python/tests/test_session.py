@@ -293,6 +293,7 @@ class SessionTest(unittest.TestCase):
         self.assertEqual([d["name"] for d in first["devices"]], ["cpu:0"])
         self.assertGreater(first["units_measured"], 0)
         self.assertEqual(first["units_reused"], 0)
+        self.assertEqual((first["links_measured"], first["links_in_context"]), (0, 0))  # one device: no hand-over
         self.assertEqual([c["name"] for c in first["calibration"]], ["cpu:0"])
         self.assertGreater(first["calibration"][0]["peak_gflops"], 0)
         self.assertTrue(calls)
