@@ -22,10 +22,11 @@ void check_dynamic_quantize_linear(const Node& node, const Graph& graph) {
 // float32: what quant::saturate_round computes, in float32 arithmetic the
 // compiler vectorises (transformers quantize every MatMul's input at each
 // run; CMakeLists.txt compiles this file with -fno-trapping-math, which lets
-// it turn the comparisons into selects). v is first clamped to +-1024, which saturates the same as v itself
-// (zp is 0..255); adding and subtracting 1.5 x 2^23 then rounds it to the
-// nearest integer, ties to even (the default rounding mode), exactly for
-// |v| <= 2^22; the sum with zp is exact.
+// it turn the comparisons into selects). v is first clamped to +-1024,
+// which saturates the same as v itself (zp is 0..255); adding and
+// subtracting 1.5 x 2^23 then rounds it to the nearest integer, ties to even
+// (the default rounding mode), exactly for |v| <= 2^22; the sum with zp is
+// exact.
 inline uint8_t quantize_uint8(float v, float zp) {
   constexpr float kRound = 12582912.0f;  // 1.5 x 2^23
   v = v < -1024.0f ? -1024.0f : v;
