@@ -67,7 +67,8 @@ CREATE TABLE IF NOT EXISTS choices(
   key TEXT PRIMARY KEY,
   plan TEXT NOT NULL,
   reason TEXT NOT NULL,
-  measured_at TEXT NOT NULL);
+  measured_at TEXT NOT NULL,
+  measured_ms REAL NOT NULL DEFAULT 0);
 )sql";
 
 const char* const kTables[] = {"meta", "launches", "peaks", "links"};
@@ -238,6 +239,13 @@ void add_later_columns_and_tables(sqlite3* db, const std::string& path) {
     if (!columns.count("waited")) exec(db, "ALTER TABLE launches ADD COLUMN waited REAL NOT NULL DEFAULT 0", path);
     if (!columns.count("stale")) exec(db, "ALTER TABLE launches ADD COLUMN stale INTEGER NOT NULL DEFAULT 0", path);
     exec(db, kChoicesTable, path);
+    std::set<std::string> choice_columns;
+    {
+      Statement info(db, "PRAGMA table_info(choices)", path);
+      while (info.step()) choice_columns.insert(info.text(1));
+    }
+    if (!choice_columns.count("measured_ms"))
+      exec(db, "ALTER TABLE choices ADD COLUMN measured_ms REAL NOT NULL DEFAULT 0", path);
   });
 }
 
@@ -534,21 +542,33 @@ void ProfileDB::put_peaks(const std::string& device_signature, const DevicePeaks
 
 std::optional<StoredChoice> ProfileDB::choice(const std::string& key) const {
   return guarded(path_, [&]() -> std::optional<StoredChoice> {
-    Statement q(db_, "SELECT plan, reason, measured_at FROM choices WHERE key = ?1", path_);
+    Statement q(db_, "SELECT plan, reason, measured_at, measured_ms FROM choices WHERE key = ?1", path_);
     q.bind(1, key);
     if (!q.step()) return std::nullopt;
-    return StoredChoice{q.text(0), q.text(1), q.text(2)};
+    return StoredChoice{q.text(0), q.text(1), q.text(2), q.real(3)};
   });
 }
 
-void ProfileDB::put_choice(const std::string& key, const std::string& plan, const std::string& reason) {
+void ProfileDB::put_choice(const std::string& key, const std::string& plan, const std::string& reason,
+                           double measured_ms) {
   guarded(path_, [&] {
     in_write_transaction(db_, path_, [&] {
       Statement insert(db_,
-                       "INSERT OR REPLACE INTO choices(key, plan, reason, measured_at) VALUES (?1, ?2, ?3, ?4)",
+                       "INSERT OR REPLACE INTO choices(key, plan, reason, measured_at, measured_ms) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5)",
                        path_);
-      insert.bind(1, key).bind(2, plan).bind(3, reason).bind(4, utc_now("%Y-%m-%dT%H:%M:%SZ"));
+      insert.bind(1, key).bind(2, plan).bind(3, reason).bind(4, utc_now("%Y-%m-%dT%H:%M:%SZ")).bind(5, measured_ms);
       insert.step();
+    });
+  });
+}
+
+void ProfileDB::delete_choice(const std::string& key) {
+  guarded(path_, [&] {
+    in_write_transaction(db_, path_, [&] {
+      Statement remove(db_, "DELETE FROM choices WHERE key = ?1", path_);
+      remove.bind(1, key);
+      remove.step();
     });
   });
 }

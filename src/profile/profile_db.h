@@ -59,6 +59,7 @@ struct StoredChoice {
   std::string plan;         // plan_to_json() of the winner
   std::string reason;       // MeasuredChoice::reason when it was measured
   std::string measured_at;  // UTC, "2026-11-28T18:04:11Z"
+  double measured_ms = 0;   // the winner's median run when measured; 0: not known (an older entry)
 };
 
 class ProfileDB {
@@ -92,7 +93,10 @@ class ProfileDB {
   // Choices by key (the session's choice_key); absent: none kept. A choice
   // put is stamped as measured now.
   std::optional<StoredChoice> choice(const std::string& key) const;
-  void put_choice(const std::string& key, const std::string& plan, const std::string& reason);
+  void put_choice(const std::string& key, const std::string& plan, const std::string& reason, double measured_ms);
+  // Forgets the choice kept under `key` (runs disagreed with it); the next
+  // session measures again.
+  void delete_choice(const std::string& key);
 
   std::optional<LinkFit> link(const std::string& from_signature, const std::string& to_signature) const;
   void put_link(const std::string& from_signature, const std::string& to_signature, const LinkFit& fit);

@@ -110,12 +110,52 @@ std::pair<std::string, Shape> parse_shape_override(const std::string& text) {
   return {text.substr(0, eq), shape};
 }
 
+// A session running auto's choice as the profile database kept it, checking
+// that it still runs as fast as when it was measured: its first runs are
+// left to warm up, the next kJudged give their median, and a median more
+// than kSlower times the kept time forgets the choice in the database (a
+// choice measured while another process held a core, say, or on a machine
+// that changed since). The session keeps running it; the next session
+// measures again.
+struct KeptChoiceCheck {
+  static constexpr int kWarmRuns = 3;
+  static constexpr size_t kJudged = 7;
+  static constexpr double kSlower = 1.3;
+  std::string key, db_path;
+  double measured_ms = 0;
+  std::mutex mutex;
+  int n_runs = 0;
+  std::vector<double> times_ms;
+  std::string verdict;  // a warning once the choice was forgotten
+
+  void observe(double ms) {
+    std::lock_guard lock(mutex);
+    if (++n_runs <= kWarmRuns || times_ms.size() >= kJudged) return;
+    times_ms.push_back(ms);
+    if (times_ms.size() < kJudged) return;
+    std::vector<double> sorted = times_ms;
+    std::sort(sorted.begin(), sorted.end());
+    double median = sorted[sorted.size() / 2];
+    if (median <= kSlower * measured_ms) return;
+    std::string outcome = "forgotten in the profile database, the next session measures again";
+    try {
+      ProfileDB(db_path).delete_choice(key);
+    } catch (const Error& e) {
+      outcome = fmt::format("it could not be forgotten in the profile database: {}", e.what());
+    }
+    verdict = fmt::format("auto's kept choice ran {:.3f} ms here (median of {} runs), {:.3f} ms when it was measured: "
+                          "{}",
+                          median, kJudged, measured_ms, outcome);
+  }
+};
+
 // A graph compiled for the session's devices: the loaded graph, or with free
 // dims one specialization of it.
 struct Session::Backend {
   std::shared_ptr<const Graph> graph;  // compiled programs point into it
   ExecutionSummary summary;  // on reference kernels, or before a free-dim session's first run
   std::string choice;  // ExecutionSummary::choice
+  std::shared_ptr<KeptChoiceCheck> kept;  // auto's choice as kept in the profile database; null otherwise
   std::vector<std::string> warnings;  // ExecutionSummary::warnings
   Platform platform;
   // The workers; null: reference kernels. One worker in latency mode
@@ -212,7 +252,8 @@ bool measured_anything(const ModelProfile& profile) {
 // something anew or `options.remeasure`. `platform` becomes the winner's;
 // returns the choice, whose executor the session runs.
 MeasuredChoice settle_auto_by_measurement(const Graph& graph, Platform& platform,
-                                          const SessionOptions& options, std::vector<std::string>* warnings) {
+                                          const SessionOptions& options, std::vector<std::string>* warnings,
+                                          std::shared_ptr<KeptChoiceCheck>* kept_check) {
   Platform wide = platform_with_cpu_union(platform);
   bool profile_changed = false;
   if (options.profile_first) {
@@ -224,7 +265,8 @@ MeasuredChoice settle_auto_by_measurement(const Graph& graph, Platform& platform
   }
   std::shared_ptr<const CostModel> cost = open_cost_model(wide, options.profile_db, warnings);
   auto on = std::make_shared<const Platform>(wide);
-  ProfileDB db(options.profile_db.empty() ? ProfileDB::default_path() : options.profile_db);
+  const std::string db_path = options.profile_db.empty() ? ProfileDB::default_path() : options.profile_db;
+  ProfileDB db(db_path);
   std::string key = choice_key(graph, wide, options);
   if (!options.remeasure && !profile_changed) {
     if (std::optional<StoredChoice> kept = db.choice(key)) {
@@ -236,6 +278,12 @@ MeasuredChoice settle_auto_by_measurement(const Graph& graph, Platform& platform
         choice.reason = fmt::format("auto: {} (measured at {}, kept in the profile database; remeasure to measure "
                                     "again)",
                                     kept->reason, kept->measured_at);
+        if (kept->measured_ms > 0) {
+          *kept_check = std::make_shared<KeptChoiceCheck>();
+          (*kept_check)->key = key;
+          (*kept_check)->db_path = db_path;
+          (*kept_check)->measured_ms = kept->measured_ms;
+        }
         platform = std::move(wide);
         return choice;
       } catch (const Error& e) {
@@ -270,7 +318,8 @@ MeasuredChoice settle_auto_by_measurement(const Graph& graph, Platform& platform
   ChoiceOptions choice_options;
   choice_options.cuda_graph = options.cuda_graph;
   MeasuredChoice choice = choose_by_measurement(graph, candidates, random_inputs(graph, 0), choice_options);
-  db.put_choice(key, plan_to_json(*candidates[choice.chosen].plan, graph), choice.reason);
+  db.put_choice(key, plan_to_json(*candidates[choice.chosen].plan, graph), choice.reason,
+                choice.measured[choice.chosen].p50_ms);
   choice.reason = "auto: " + choice.reason;
   platform = std::move(wide);
   return choice;
@@ -395,7 +444,7 @@ std::shared_ptr<Session::Backend> Session::compile(std::shared_ptr<const Graph> 
   bool measure_auto = options.scheduler == "auto" && options.plan.empty() && options.verify_auto &&
                       !b.platform.has_emulated() && !one_device_to_run(b.platform, options);
   if (measure_auto) {
-    MeasuredChoice choice = settle_auto_by_measurement(g, b.platform, options, &b.warnings);
+    MeasuredChoice choice = settle_auto_by_measurement(g, b.platform, options, &b.warnings, &b.kept);
     // On the platform measured, the union of the CPU core groups among it.
     if (std::string warning = openmp_waits_warning(b.platform); !warning.empty()) b.warnings.push_back(warning);
     b.choice = choice.reason;
@@ -551,6 +600,10 @@ ExecutionSummary Session::summary() const {
     summary = shown.pool ? shown.pool->workers()[0].executor->summary() : shown.summary;
     summary.choice = shown.choice;
     summary.warnings = shown.warnings;
+    if (shown.kept) {
+      std::lock_guard lock(shown.kept->mutex);
+      if (!shown.kept->verdict.empty()) summary.warnings.push_back(shown.kept->verdict);
+    }
     summary.flow = shown.flow;
     summary.flows = shown.flows;
     if (shown.pool && !shown.flow.empty()) {
@@ -660,10 +713,17 @@ TensorMap Session::run_on(const Backend& b, const TensorMap& inputs, Trace* trac
       *timing = {0, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), "reference"};
     return outputs;
   }
-  if (!trace) return b.pool->run(inputs, nullptr, nullptr, timing);
+  RunTiming own;
+  if (!timing && b.kept) timing = &own;
+  if (!trace) {
+    TensorMap outputs = b.pool->run(inputs, nullptr, nullptr, timing);
+    if (b.kept) b.kept->observe(timing->compute_s * 1e3);
+    return outputs;
+  }
   RunTimeline timeline;
   size_t w = 0;
   TensorMap outputs = b.pool->run(inputs, &timeline, &w, timing);
+  if (b.kept) b.kept->observe(timing->compute_s * 1e3);
   const RequestPool::Worker& worker = b.pool->workers()[w];
   *trace = timeline_trace(timeline, worker.executor->plan(), *b.graph, *worker.platform);
   return outputs;

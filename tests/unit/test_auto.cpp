@@ -1,6 +1,7 @@
 // The "auto" scheduler: every scheduler simulated, the best improved by a
 // local search; never predicted slower than any of them.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -524,6 +525,65 @@ TEST(AutoSession, KeepsItsMeasuredChoiceForTheNextSession) {
   Platform wide = platform_with_cpu_union(make_platform(options.devices, ""));
   EXPECT_GT(mark_profile_stale(options.profile_db, wide, first_core, g), 0);
   EXPECT_EQ(choice_of(profiled).find(kept), std::string::npos) << "stale entries measured again, and the choice";
+  std::filesystem::remove_all(dir);
+}
+
+// Sets every kept choice's measured time in the database at `path`; returns
+// how many choices it holds.
+int set_kept_choice_ms(const std::string& path, double ms) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  std::string update = fmt::format("UPDATE choices SET measured_ms = {}", ms);
+  EXPECT_EQ(sqlite3_exec(db, update.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  int n = -1;
+  sqlite3_exec(
+      db, "SELECT count(*) FROM choices",
+      [](void* out, int, char** values, char**) {
+        *static_cast<int*>(out) = std::atoi(values[0]);
+        return 0;
+      },
+      &n, nullptr);
+  sqlite3_close(db);
+  return n;
+}
+
+TEST(AutoSession, AKeptChoiceRunningSlowerThanMeasuredIsForgotten) {
+  auto cores = describe_machine().usable_cores;
+  if (cores.size() < 2) GTEST_SKIP() << "needs two cores";
+  auto dir = testing::temp_dir("auto_session_kept_slower");
+  SessionOptions options(fmt::format("cpu:{},cpu:{}", cores[0], cores[1]));
+  options.scheduler = "auto";
+  options.profile_db = (dir / "p.db").string();
+  options.profile_first = false;
+  Graph g = testing::relu_chain(6, 1 << 14);
+  const std::string kept = "kept in the profile database", forgotten = "forgotten in the profile database";
+  Session(g, options);  // measures and keeps its choice
+  auto warned = [&](const Session& s) {
+    std::vector<std::string> w = s.summary().warnings;
+    return std::any_of(w.begin(), w.end(), [&](const std::string& line) { return line.find(forgotten) != line.npos; });
+  };
+
+  // Kept at a time no run misses: ten runs, and it stays.
+  ASSERT_EQ(set_kept_choice_ms(options.profile_db, 1e6), 1);
+  Session fast(g, options);
+  ASSERT_NE(fast.summary().choice.find(kept), std::string::npos) << fast.summary().choice;
+  TensorMap inputs = fast.random_inputs(1);
+  for (int i = 0; i < 10; ++i) fast.run(inputs);
+  EXPECT_FALSE(warned(fast));
+  EXPECT_EQ(set_kept_choice_ms(options.profile_db, 1e6), 1);
+
+  // Kept at a time every run misses: judged after ten runs and forgotten;
+  // the session runs on, and the next one measures again.
+  set_kept_choice_ms(options.profile_db, 1e-6);
+  Session slow(g, options);
+  ASSERT_NE(slow.summary().choice.find(kept), std::string::npos) << slow.summary().choice;
+  for (int i = 0; i < 9; ++i) slow.run(inputs);
+  EXPECT_FALSE(warned(slow)) << "judged before its warm-up and seven runs";
+  slow.run(inputs);
+  EXPECT_TRUE(warned(slow)) << fmt::format("{}", fmt::join(slow.summary().warnings, "\n"));
+  EXPECT_EQ(set_kept_choice_ms(options.profile_db, 1e-6), 0);
+  expect_same_outputs(slow.run(inputs), run_reference(g, inputs), "the plan runs on");
+  EXPECT_EQ(Session(g, options).summary().choice.find(kept), std::string::npos) << "measured again";
   std::filesystem::remove_all(dir);
 }
 

@@ -219,6 +219,7 @@ struct RunCommand {
     TensorMap outputs = session.run(feeds);
     double first_ms = ms_since(first_start);
     if (free_dims) print_summary(session.summary(), verbose);
+    const std::vector<std::string> before_runs = session.summary().warnings;
     if (throughput) return execute_throughput(session, feeds, outputs, load_ms);
     for (int i = 0; i < warmups; ++i) session.run(feeds);
     std::vector<double> times;
@@ -232,6 +233,10 @@ struct RunCommand {
     }
     if (tracing && iterations == 0) session.run(feeds, &trace);
     double total_ms = ms_since(total_start);
+    // What the runs taught the session (auto's kept choice found slower).
+    std::vector<std::string> warned = session.summary().warnings;
+    for (size_t w = before_runs.size(); w < warned.size(); ++w)
+      fmt::print(stderr, "hetsched: warning: {}\n", warned[w]);
     double p50 = percentile(times, 50), p90 = percentile(times, 90), p99 = percentile(times, 99);
     double runs_per_s = iterations > 0 && total_ms > 0 ? iterations / (total_ms / 1000.0) : 0;
 
