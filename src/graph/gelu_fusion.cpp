@@ -26,12 +26,6 @@ std::optional<double> constant_scalar(const Graph& g, ValueId v) {
 
 bool near(std::optional<double> v, double want) { return v && std::fabs(*v - want) <= 1e-6 * std::fabs(want); }
 
-// The only node reading `v` (not a graph output), else kNoNode.
-NodeId sole_reader(const Graph& g, ValueId v) {
-  if (g.values[v].consumers.size() != 1 || g.is_graph_output(v)) return kNoNode;
-  return g.values[v].consumers[0];
-}
-
 // A binary node `op` with `v` as one input: the other input.
 ValueId other_input(const Graph& g, NodeId node, const std::string& op, ValueId v) {
   if (node == kNoNode) return kNoValue;

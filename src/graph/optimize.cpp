@@ -98,6 +98,12 @@ int fold_constants(Graph& graph, bool keep_quantized_weights) {
   return n_folded;
 }
 
+NodeId sole_reader(const Graph& graph, ValueId v) {
+  const Value& value = graph.values[v];
+  if (value.consumers.size() != 1 || graph.is_graph_output(v)) return kNoNode;
+  return value.consumers[0];
+}
+
 int remove_identities(Graph& graph) {
   int n_removed = 0;
   for (Node& node : graph.nodes) {

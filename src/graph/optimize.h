@@ -17,6 +17,10 @@ struct OptimizeStats {
   int n_gelu_fused = 0;         // GELUs written out as Div/Erf/Add/Mul/Mul made one Gelu node
 };
 
+// The single node reading `v` (and no graph output), else kNoNode: where a
+// rewrite may absorb what produces `v`.
+NodeId sole_reader(const Graph& graph, ValueId v);
+
 // Nodes whose inputs are all constants (and Shape/Size of a value with a
 // static shape) are evaluated with the reference kernels and replaced by
 // initializers. With `keep_quantized_weights`, a DequantizeLinear whose

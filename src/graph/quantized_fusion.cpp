@@ -48,13 +48,6 @@ const Tensor* constant_input(const Graph& g, const Node& n, size_t i) {
   return v != kNoValue && g.values[v].is_constant() ? &*g.values[v].initializer : nullptr;
 }
 
-// The single node reading `v` (and no graph output), else kNoNode.
-NodeId sole_reader(const Graph& g, ValueId v) {
-  const Value& value = g.values[v];
-  if (value.consumers.size() != 1 || g.is_graph_output(v)) return kNoNode;
-  return value.consumers[0];
-}
-
 bool is_8bit(DType d) { return d == DType::kUInt8 || d == DType::kInt8; }
 
 // A scale (float32) and an optional zero point (8-bit) of one value each.

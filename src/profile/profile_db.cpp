@@ -229,22 +229,20 @@ void check_existing_content(sqlite3* db, const std::string& path) {
 // the defaults of a quiet, current entry (additive: a build without them
 // still reads and writes the table), and one written before choices were
 // kept the table for them.
+std::set<std::string> table_columns(sqlite3* db, const std::string& table, const std::string& path) {
+  std::set<std::string> columns;
+  Statement info(db, "PRAGMA table_info(" + table + ")", path);
+  while (info.step()) columns.insert(info.text(1));
+  return columns;
+}
+
 void add_later_columns_and_tables(sqlite3* db, const std::string& path) {
   in_write_transaction(db, path, [&] {
-    std::set<std::string> columns;
-    {
-      Statement info(db, "PRAGMA table_info(launches)", path);
-      while (info.step()) columns.insert(info.text(1));
-    }
+    std::set<std::string> columns = table_columns(db, "launches", path);
     if (!columns.count("waited")) exec(db, "ALTER TABLE launches ADD COLUMN waited REAL NOT NULL DEFAULT 0", path);
     if (!columns.count("stale")) exec(db, "ALTER TABLE launches ADD COLUMN stale INTEGER NOT NULL DEFAULT 0", path);
     exec(db, kChoicesTable, path);
-    std::set<std::string> choice_columns;
-    {
-      Statement info(db, "PRAGMA table_info(choices)", path);
-      while (info.step()) choice_columns.insert(info.text(1));
-    }
-    if (!choice_columns.count("measured_ms"))
+    if (!table_columns(db, "choices", path).count("measured_ms"))
       exec(db, "ALTER TABLE choices ADD COLUMN measured_ms REAL NOT NULL DEFAULT 0", path);
   });
 }

@@ -40,6 +40,13 @@ ValueId add_value(Graph& g, const std::string& name, DType dtype, const Value& l
   return g.add_value(std::move(v));
 }
 
+Attribute int_attribute(int64_t value) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInt;
+  a.i = value;
+  return a;
+}
+
 NodeId add_node(Graph& g, const std::string& op_type, const std::string& name, std::vector<ValueId> inputs,
                 ValueId output, int64_t opset, int64_t axis = -1) {
   Node n;
@@ -48,12 +55,7 @@ NodeId add_node(Graph& g, const std::string& op_type, const std::string& name, s
   n.opset = opset;
   n.inputs = std::move(inputs);
   n.outputs = {output};
-  if (axis >= 0) {
-    Attribute a;
-    a.kind = Attribute::Kind::kInt;
-    a.i = axis;
-    n.attributes["axis"] = a;
-  }
+  if (axis >= 0) n.attributes["axis"] = int_attribute(axis);
   return g.add_node(std::move(n));
 }
 
@@ -107,13 +109,6 @@ std::string why_not_dynamic(const Graph& g, const Node& mm) {
   for (int64_t i = 0; i < t.numel(); ++i)
     if (!std::isfinite(t.data<float>()[i])) return fmt::format("'{}' holds a value that is not finite", w.name);
   return "";
-}
-
-Attribute int_attribute(int64_t value) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInt;
-  a.i = value;
-  return a;
 }
 
 ValueId add_scalar_value(Graph& g, const std::string& name, DType dtype) {

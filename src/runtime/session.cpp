@@ -133,9 +133,7 @@ struct KeptChoiceCheck {
     if (++n_runs <= kWarmRuns || times_ms.size() >= kJudged) return;
     times_ms.push_back(ms);
     if (times_ms.size() < kJudged) return;
-    std::vector<double> sorted = times_ms;
-    std::sort(sorted.begin(), sorted.end());
-    double median = sorted[sorted.size() / 2];
+    double median = percentile(times_ms, 50);
     if (median <= kSlower * measured_ms) return;
     std::string outcome = "forgotten in the profile database, the next session measures again";
     try {
@@ -714,18 +712,15 @@ TensorMap Session::run_on(const Backend& b, const TensorMap& inputs, Trace* trac
     return outputs;
   }
   RunTiming own;
-  if (!timing && b.kept) timing = &own;
-  if (!trace) {
-    TensorMap outputs = b.pool->run(inputs, nullptr, nullptr, timing);
-    if (b.kept) b.kept->observe(timing->compute_s * 1e3);
-    return outputs;
-  }
+  if (!timing) timing = &own;
   RunTimeline timeline;
   size_t w = 0;
-  TensorMap outputs = b.pool->run(inputs, &timeline, &w, timing);
+  TensorMap outputs = b.pool->run(inputs, trace ? &timeline : nullptr, &w, timing);
   if (b.kept) b.kept->observe(timing->compute_s * 1e3);
-  const RequestPool::Worker& worker = b.pool->workers()[w];
-  *trace = timeline_trace(timeline, worker.executor->plan(), *b.graph, *worker.platform);
+  if (trace) {
+    const RequestPool::Worker& worker = b.pool->workers()[w];
+    *trace = timeline_trace(timeline, worker.executor->plan(), *b.graph, *worker.platform);
+  }
   return outputs;
 }
 
