@@ -83,6 +83,13 @@ bench-serve: build
 bench-free-dims: build
 	/usr/bin/python3 bench/free_dims.py --python $(BUILD_DIR)/python
 
+# hetsched.dask on a LocalCluster: rows/s with 1 and 2 one-core workers,
+# interleaved rounds (a few minutes; see bench/README.md). Results in
+# bench/results/dask.csv.
+.PHONY: bench-dask
+bench-dask: build
+	/usr/bin/python3 bench/dask_rows.py --python $(BUILD_DIR)/python
+
 # float16 and int8 twins of torchvision models against their float32 originals (minutes).
 .PHONY: bench-precision
 bench-precision: build

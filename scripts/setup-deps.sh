@@ -16,6 +16,8 @@ PACKAGES=(
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers
   python3 python3-numpy python3-onnx python3-torch python3-torchvision
   python3-dev pybind11-dev
+  # `pip install .` (setup.py, offline, into a venv) and hetsched.dask
+  python3-pip python3-venv python3-setuptools python3-wheel python3-distributed
   # `hetsched serve` (serve/): HTTP, gRPC, and the Python clients its test uses
   libcpp-httplib-dev libgrpc++-dev protobuf-compiler-grpc python3-grpcio python3-grpc-tools
   chromium  # for the report rendering test (tests/python/check_report_render.py)

@@ -144,7 +144,7 @@ std::vector<Tensor> walk(const Node& node, const std::vector<const Tensor*>& inp
   const Tensor& X = *inputs[0];
   const Tensor* lens_t = inputs.size() > 4 ? inputs[4] : nullptr;
   std::vector<const Tensor*> initial(2, nullptr);
-  for (int s = 0; s < n_states; ++s) initial[s] = inputs.size() > 5 + s ? inputs[5 + s] : nullptr;
+  for (int s = 0; s < n_states; ++s) initial[s] = inputs.size() > static_cast<size_t>(5 + s) ? inputs[5 + s] : nullptr;
   const Shape state_shape = d.batch_first ? Shape{d.batch, d.dirs, d.hidden} : Shape{d.dirs, d.batch, d.hidden};
   expect_shape(node, lens_t, {d.batch}, "sequence_lens");
   for (int s = 0; s < n_states; ++s) expect_shape(node, initial[s], state_shape, s == 0 ? "initial_h" : "initial_c");
