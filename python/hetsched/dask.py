@@ -14,6 +14,7 @@ Each worker process loads and plans the model once, for its own devices and
 with its own profile database (a session per worker, cached by model and
 options), and runs every chunk it is given on it. See docs/scale-out.md.
 """
+import concurrent.futures
 import functools
 import math
 import operator
@@ -51,7 +52,8 @@ def infer(model, inputs, **session_options):
     Returns a dict output name -> dask array, chunked along axis 0 as the
     inputs. A model whose batch dim is free runs each chunk in one run; a
     model with a fixed batch B runs a chunk B rows at a time (chunks must then
-    be multiples of B). The model's inputs are checked here (names, dtypes,
+    be multiples of B), side by side on the flow's workers with
+    mode="throughput". The model's inputs are checked here (names, dtypes,
     ranks and fixed dims: hetsched.InvalidInputError); errors on a worker
     come back as hetsched's exceptions naming the worker and the chunk.
     """
@@ -210,8 +212,15 @@ def _run_chunk(model, options, names, batch, index, first_row, *blocks):
         session = _session(model, options)
         if batch is None:
             return session.run(dict(zip(names, blocks)))
-        parts = [session.run({name: block[i:i + batch] for name, block in zip(names, blocks)})
-                 for i in range(0, n_rows, batch)]
+        feeds = [{name: block[i:i + batch] for name, block in zip(names, blocks)} for i in range(0, n_rows, batch)]
+        # In throughput mode the session serves runs side by side, one per
+        # worker of its flow (runs release the GIL); else one at a time.
+        n_workers = len(session.summary.get("workers") or ()) if options.get("mode") == "throughput" else 1
+        if n_workers > 1 and len(feeds) > 1:
+            with concurrent.futures.ThreadPoolExecutor(min(n_workers, len(feeds))) as pool:
+                parts = list(pool.map(session.run, feeds))
+        else:
+            parts = [session.run(feed) for feed in feeds]
         return {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
     except hetsched.Error as e:
         located = type(e)(f"{_this_worker()}, chunk {index} (rows {first_row}-{first_row + n_rows - 1}): {e}")

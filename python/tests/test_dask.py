@@ -2,7 +2,8 @@
 
 Two worker processes of one thread each, 16 rows in chunks of 4: outputs
 equal a local session's row by row, for a model with a free batch dim (a
-chunk per run) and one with a fixed batch of 1 (a row per run); each worker
+chunk per run) and one with a fixed batch of 1 (a row per run; in
+throughput mode, side by side on the flow's workers); each worker
 keeps one session across jobs; pin_workers gives each its own core; a worker
 killed mid-job and the result still complete and equal; an error in the
 model comes back as hetsched's exception naming the worker and the chunk.
@@ -55,8 +56,8 @@ def mlp(path, batch):
                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 5])], [w, b])
 
 
-def conv_stack(path, channels=32, size=96, depth=8):
-    """A few hundred ms a chunk of 4 rows on one core: time to kill a worker."""
+def conv_stack(path, channels=32, size=96, depth=8, batch="N"):
+    """By default a few hundred ms a chunk of 4 rows on one core: time to kill a worker."""
     rng = np.random.default_rng(2)
     nodes, weights, value = [], [], "x"
     for i in range(depth):
@@ -67,8 +68,8 @@ def conv_stack(path, channels=32, size=96, depth=8):
         nodes.append(helper.make_node("Relu", [f"c{i}"], [f"r{i}"]))
         value = f"r{i}"
     nodes.append(helper.make_node("GlobalAveragePool", [value], ["y"]))
-    return save(path, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", channels, size, size])],
-                [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", channels, 1, 1])], weights)
+    return save(path, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, channels, size, size])],
+                [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, channels, 1, 1])], weights)
 
 
 def gather_rows(path):
@@ -174,6 +175,22 @@ class DaskInfer(unittest.TestCase):
         for address, names in devices.items():
             for name in names:
                 self.assertEqual(name, f"cpu:{groups[address][0]}")
+
+
+@unittest.skipIf(da is None, "needs python3-distributed")
+class DaskThroughputMode(unittest.TestCase):
+    def test_rows_of_a_chunk_run_side_by_side_on_the_flow_workers(self):
+        fixed = conv_stack(os.path.join(TMP, "convs_fixed.onnx"), channels=8, size=32, depth=2, batch=1)
+        x = np.random.default_rng(5).standard_normal((16, 8, 32, 32)).astype(np.float32)
+        with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=":0") as local_cluster, \
+                Client(local_cluster) as client:
+            out = hdask.infer(fixed, {"x": da.from_array(x, chunks=8)}, mode="throughput")
+            np.testing.assert_allclose(out["y"].compute(), local_rows(fixed, {"x": x})["y"], rtol=1e-5, atol=1e-6)
+            loads = next(iter(client.run(
+                lambda: [s.loads for s in hdask._sessions.values()]).values()))[0]
+        self.assertEqual(sum(load["requests"] for load in loads), 16)
+        # Every worker of the flow took rows (two or more when it chose so).
+        self.assertTrue(all(load["requests"] > 0 for load in loads), loads)
 
 
 @unittest.skipIf(da is None, "needs python3-distributed")
