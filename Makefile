@@ -90,6 +90,14 @@ bench-free-dims: build
 bench-dask: build
 	/usr/bin/python3 bench/dask_rows.py --python $(BUILD_DIR)/python
 
+# LSTM and GRU exports on one core: hetsched (oneDNN's recurrent primitives)
+# against PyTorch eager and hetsched's reference kernels, interleaved rounds
+# (about 2 minutes; see bench/README.md). Results in
+# bench/results/rnn_vs_pytorch.csv.
+.PHONY: bench-rnn
+bench-rnn: build
+	/usr/bin/python3 bench/rnn_vs_pytorch.py --python $(BUILD_DIR)/python
+
 # float16 and int8 twins of torchvision models against their float32 originals (minutes).
 .PHONY: bench-precision
 bench-precision: build

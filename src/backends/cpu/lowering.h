@@ -67,6 +67,9 @@ class Lowering {
   // A new buffer for value `value` (an output of this node or of a node it
   // absorbs) in layout `desc`.
   BufferId output(ValueId value, const std::optional<dnnl::memory::desc>& desc = std::nullopt);
+  // Memory that only this node's step writes and no graph value holds (an
+  // output the node omits but its primitive must write), float32 in `desc`.
+  BufferId scratch(const dnnl::memory::desc& desc);
   // Makes `value` live in `buffer` too (in-place: e.g. a Conv with a `sum`
   // post-op writes its result over the residual's buffer).
   void alias(ValueId value, BufferId buffer);

@@ -295,6 +295,17 @@ BufferId Lowering::output(ValueId value, const std::optional<dnnl::memory::desc>
   return id;
 }
 
+BufferId Lowering::scratch(const dnnl::memory::desc& desc) {
+  Buffer b;
+  dnnl::memory::dims dims = desc.dims();
+  b.shape.assign(dims.begin(), dims.end());
+  b.layout = desc;
+  b.size = desc.get_size();
+  auto& buffers = program_.buffers_;
+  buffers.push_back(std::move(b));
+  return static_cast<BufferId>(buffers.size() - 1);
+}
+
 void Lowering::view(ValueId value, BufferId base) {
   auto& buffers = program_.buffers_;
   while (buffers[base].kind == BufferKind::kView) base = buffers[base].view_of;
