@@ -32,6 +32,10 @@ ModelRegistry::ModelRegistry(std::vector<ServedModel> models) {
     if (models_.count(m.name))
       throw Error(ErrorCode::kUsage, fmt::format("two models named '{}': name one with --name", m.name));
     auto state = std::make_unique<ModelState>();
+    if (m.max_batch > 0) {
+      state->batcher = std::make_unique<Batcher>(m.session, m.name, m.max_batch, m.max_delay_ms);
+      state->batcher->warm_up();
+    }
     state->model = std::move(m);
     models_.emplace(state->model.name, std::move(state));
   }
@@ -73,7 +77,8 @@ InferResponse ModelRegistry::infer(ModelState& m, const nlohmann::json& header, 
   }
   try {
     RunTiming timing;
-    TensorMap outputs = m.model.session->run(request.inputs, nullptr, &timing);
+    TensorMap outputs = m.batcher ? m.batcher->run(request.inputs, &timing)
+                                  : m.model.session->run(request.inputs, nullptr, &timing);
     InferResponse response = encode_infer_response(m.model.name, request, outputs);
     m.queue.observe(timing.queue_s);
     m.compute.observe(timing.compute_s);
@@ -117,7 +122,17 @@ std::string ModelRegistry::metrics() const {
       served += fmt::format("hetsched_device_requests_total{{model=\"{}\",device=\"{}\"}} {}\n", name, load.device,
                             load.n_requests);
     }
-  return out + served;
+  out += served;
+  std::string rows = "# HELP hetsched_batch_rows_total Rows of the requests run in batches (--max-batch).\n"
+                     "# TYPE hetsched_batch_rows_total counter\n";
+  out += "# HELP hetsched_batches_total Batches run (--max-batch): rows / batches is the mean batch.\n"
+         "# TYPE hetsched_batches_total counter\n";
+  for (const auto& [name, m] : models_) {
+    if (!m->batcher) continue;
+    out += fmt::format("hetsched_batches_total{{model=\"{}\"}} {}\n", name, m->batcher->n_batches());
+    rows += fmt::format("hetsched_batch_rows_total{{model=\"{}\"}} {}\n", name, m->batcher->n_rows());
+  }
+  return out + rows;
 }
 
 int ModelRegistry::n_workers() const {

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "serve/batcher.h"
 #include "serve/oip.h"
 
 namespace hetsched::serve {
@@ -22,6 +23,10 @@ namespace hetsched::serve {
 struct ServedModel {
   std::string name;  // in the URL: /v2/models/NAME; in gRPC: model_name
   std::shared_ptr<Session> session;
+  // Dynamic batching (serve/batcher.h): up to max_batch rows (0: off),
+  // waiting up to max_delay_ms for them.
+  int max_batch = 0;
+  double max_delay_ms = 0;
 };
 
 // A Prometheus histogram of seconds: cumulative counts per upper bound.
@@ -44,11 +49,14 @@ struct ModelState {
   std::atomic<uint64_t> success{0}, bad_request{0}, failure{0};
   std::atomic<int> pending{0};
   Histogram request, queue, compute;
+  std::unique_ptr<Batcher> batcher;  // with max_batch
 };
 
 class ModelRegistry {
  public:
-  // Two models of one name are ErrorCode::kUsage.
+  // Two models of one name are ErrorCode::kUsage, and so is max_batch on a
+  // model that cannot be batched. A batched model's batch sizes are
+  // compiled here (Batcher::warm_up).
   explicit ModelRegistry(std::vector<ServedModel> models);
 
   // The model `name` at `version` ("" or "1", the only version served);

@@ -133,6 +133,8 @@ struct MeasuredFlowChoice {
 };
 
 // At least one flow must have one worker. Request i gets inputs[i % size].
+// A single flow is not measured: its workers are warmed up and kept, its
+// rate and latency those of the warm-up's last run.
 MeasuredFlowChoice choose_flow_by_measurement(const Graph& graph, const std::vector<RequestFlow>& flows,
                                               const std::vector<TensorMap>& inputs,
                                               const FlowChoiceOptions& options = {});

@@ -61,15 +61,33 @@ MeasuredFlowChoice choose_flow_by_measurement(const Graph& graph, const std::vec
     throw Error(ErrorCode::kUsage, "choosing a flow: no flow runs on one device alone");
 
   size_t n = flows.size();
+  if (n == 1) {  // nothing to choose: its workers warmed up, nothing measured
+    MeasuredFlowChoice only;
+    only.pool = make_pool(graph, flows[0], inputs, options.warmups, options.cuda_graph);
+    double per_ms = 0;
+    for (const RequestPool::Worker& w : only.pool->workers()) per_ms += 1 / std::max(w.expected_ms, 1e-3);
+    only.per_s = {per_ms * 1000};
+    only.p50_ms = {only.pool->workers().front().expected_ms};
+    only.reason = fmt::format("{}, the only flow (not measured)", flows[0].name);
+    return only;
+  }
   std::vector<std::shared_ptr<RequestPool>> pools;
   std::vector<int> n_requests;  // per flow and round: enough for the window
-  for (const RequestFlow& flow : flows) {
-    pools.push_back(make_pool(graph, flow, inputs, options.warmups, options.cuda_graph));
-    double per_ms = 0;  // the workers' rates alone
-    for (const RequestPool::Worker& w : pools.back()->workers()) per_ms += 1 / std::max(w.expected_ms, 1e-3);
-    int workers = static_cast<int>(flow.workers.size());
-    n_requests.push_back(
-        std::max(options.min_requests * workers, static_cast<int>(std::ceil(per_ms * options.window_ms))));
+  auto in_flight = [&](size_t f) {
+    return options.in_flight > 0 ? options.in_flight : static_cast<int>(flows[f].workers.size());
+  };
+  for (size_t f = 0; f < n; ++f) {
+    pools.push_back(make_pool(graph, flows[f], inputs, options.warmups, options.cuda_graph));
+    // A round's requests: a window of them at the rate the pool serves a
+    // short closed loop, dispatch included (for a tiny model the workers'
+    // own times would ask for tens of thousands).
+    RequestPool& pool = *pools.back();
+    int workers = static_cast<int>(flows[f].workers.size());
+    LoadResult probe = run_closed_loop(options.min_requests * workers, in_flight(f), [&](int i) {
+      pool.run(inputs[static_cast<size_t>(i) % inputs.size()]);
+    });
+    n_requests.push_back(std::max(options.min_requests * workers,
+                                  static_cast<int>(std::ceil(probe.per_s / 1000 * options.window_ms))));
   }
   // A round's time: per request served in a closed loop after rewarming
   // every worker, so that ratios of times compare rates.
@@ -81,8 +99,7 @@ MeasuredFlowChoice choose_flow_by_measurement(const Graph& graph, const std::vec
       [&](size_t f) {
         RequestPool& pool = *pools[f];
         rewarm_all(pool, inputs[0]);
-        int in_flight = options.in_flight > 0 ? options.in_flight : static_cast<int>(flows[f].workers.size());
-        LoadResult load = run_closed_loop(n_requests[f], in_flight,
+        LoadResult load = run_closed_loop(n_requests[f], in_flight(f),
                                           [&](int i) { pool.run(inputs[static_cast<size_t>(i) % inputs.size()]); });
         latencies[f].insert(latencies[f].end(), load.latencies_ms.begin(), load.latencies_ms.end());
         return 1000 / load.per_s;

@@ -336,15 +336,21 @@ MeasuredFlowChoice settle_flow_by_measurement(const Graph& graph, Platform& plat
                                    "a scheduler, a plan file or pins are for latency mode");
   if (options.concurrency < 0)
     throw Error(ErrorCode::kUsage, fmt::format("concurrency: expected 0 or more, got {}", options.concurrency));
-  if (options.profile_first && !platform.has_emulated()) {
+  auto candidates = [&] {
+    return flow_candidates(graph, platform,
+                           [&](Platform& p) { return open_cost_model(p, options.profile_db, warnings); });
+  };
+  std::vector<RequestFlow> flows = candidates();
+  // Profiled for the predictions, which only a choice needs (one core: its
+  // one flow is served as it is).
+  if (flows.size() > 1 && options.profile_first && !platform.has_emulated()) {
     ProfileOptions profile;
     profile.progress = options.progress;
     Platform wide = platform_with_cpu_union(platform);
     ModelProfile done = profile_model(graph, wide, options.profile_db, profile);
     for (const std::string& line : profile_load_warnings(done.report, true)) warnings->push_back("profile: " + line);
+    flows = candidates();
   }
-  std::vector<RequestFlow> flows = flow_candidates(
-      graph, platform, [&](Platform& p) { return open_cost_model(p, options.profile_db, warnings); });
   if (flows.empty())
     throw Error(ErrorCode::kUnsupported,
                 "throughput mode: no device runs the whole graph: " + platform.refusals(graph));

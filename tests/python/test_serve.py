@@ -32,11 +32,12 @@ ARGS = None
 PARAMS = {"layers": 1, "seq": 8, "hidden": 32, "heads": 2, "vocab": 50}
 
 
-def start_server(extra):
-    """(process, base URL) of a server started with `extra` flags."""
-    cmd = [ARGS.hetsched, "serve", "zoo:bert", "--name", "bert", "--port", "0", "--grpc-port", "0", "--db", ARGS.db]
-    for k, v in PARAMS.items():
-        cmd += ["--param", f"{k}={v}"]
+def start_server(extra, model=None):
+    """(process, base URL) of a server started with `extra` flags, serving
+    `model` (arguments; default: the small BERT as "bert")."""
+    if model is None:
+        model = ["zoo:bert", "--name", "bert"] + [a for k, v in PARAMS.items() for a in ("--param", f"{k}={v}")]
+    cmd = [ARGS.hetsched, "serve", *model, "--port", "0", "--grpc-port", "0", "--db", ARGS.db]
     if "--drain-seconds" not in extra:
         cmd += ["--drain-seconds", "0.2"]
     proc = subprocess.Popen(cmd + extra, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -244,6 +245,85 @@ class ServeTest(unittest.TestCase):
         self.assertIn('hetsched_request_duration_seconds_bucket{model="bert",le="+Inf"}', text)
         busy = re.findall(r'hetsched_device_requests_total\{model="bert",device="[^"]+"\} (\d+)', text)
         self.assertGreaterEqual(sum(int(b) for b in busy), 1600)
+
+
+class BatchingTest(unittest.TestCase):
+    """--max-batch: concurrent requests of a model with a free batch dim run
+    stacked, each answer its own rows (checked with numpy)."""
+
+    @classmethod
+    def setUpClass(cls):
+        from onnx import TensorProto, helper, numpy_helper
+        rng = np.random.default_rng(7)
+        cls.w = rng.standard_normal((16, 8)).astype(np.float32)
+        cls.b = rng.standard_normal(8).astype(np.float32)
+        graph = helper.make_graph(
+            [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Add", ["h", "b"], ["a"]),
+             helper.make_node("Relu", ["a"], ["y"])], "mlp",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8])],
+            [numpy_helper.from_array(cls.w, "w"), numpy_helper.from_array(cls.b, "b")])
+        path = os.path.join(ARGS.tmp, "mlp.onnx")
+        with open(path, "wb") as f:
+            f.write(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+        cls.proc, cls.base, cls.lines = start_server(
+            ["--devices", "cpu:0", "--max-batch", "8", "--max-delay-ms", "20"], model=[path])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.proc.send_signal(signal.SIGTERM)
+        finish(cls.proc)
+
+    def infer(self, x):
+        body = {"inputs": [{"name": "x", "shape": list(x.shape), "datatype": "FP32", "data": x.ravel().tolist()}]}
+        status, _, answer = call(self.base, "/v2/models/mlp/infer", body)
+        self.assertEqual(status, 200, answer)
+        out = json.loads(answer)["outputs"][0]
+        return np.array(out["data"], dtype=np.float32).reshape(out["shape"])
+
+    def metric(self, name):
+        _, _, text = call(self.base, "/metrics")
+        return int(re.search(name + r'\{model="mlp"\} (\d+)', text.decode()).group(1))
+
+    def test_concurrent_requests_run_in_batches_each_answer_its_rows(self):
+        self.assertTrue(any("batching: up to 8 rows" in line for line in self.lines), self.lines)
+        batches0, rows0 = self.metric("hetsched_batches_total"), self.metric("hetsched_batch_rows_total")
+        errors, sent = [], [0]
+        lock = threading.Lock()
+
+        def client(c):
+            rng = np.random.default_rng(c)
+            for i in range(25):
+                x = rng.standard_normal((1 + (i % 3 == 0), 16)).astype(np.float32)  # 1 or 2 rows
+                try:
+                    np.testing.assert_allclose(self.infer(x), np.maximum(x @ self.w + self.b, 0), rtol=1e-5,
+                                               atol=1e-5)
+                except AssertionError as e:
+                    with lock:
+                        errors.append(e)
+                with lock:
+                    sent[0] += len(x)
+
+        threads = [threading.Thread(target=client, args=(c,)) for c in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        batches = self.metric("hetsched_batches_total") - batches0
+        rows = self.metric("hetsched_batch_rows_total") - rows0
+        self.assertEqual(rows, sent[0])
+        self.assertLessEqual(batches * 2, rows, f"{rows} rows in {batches} batches: hardly batched")
+
+    def test_a_request_of_more_rows_than_a_batch_runs_alone(self):
+        x = np.random.default_rng(9).standard_normal((11, 16)).astype(np.float32)
+        np.testing.assert_allclose(self.infer(x), np.maximum(x @ self.w + self.b, 0), rtol=1e-5, atol=1e-5)
+
+    def test_a_model_without_a_free_batch_dim_is_refused(self):
+        cmd = [ARGS.hetsched, "serve", "zoo:bert", "--max-batch", "4", "--port", "0", "--db", ARGS.db]
+        result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
+        self.assertIn("model 'bert' cannot be batched: input 'input_ids' has a fixed first dim of 1", result.stderr)
 
 
 def grpc_stubs(out):

@@ -14,6 +14,7 @@
 #include "cli_common.h"
 #include "hetsched/error.h"
 #include "hetsched/session.h"
+#include "serve/batcher.h"
 #include "serve/server.h"
 
 namespace {
@@ -27,6 +28,8 @@ struct ServeCommand {
   std::string mode = "throughput";
   serve::ServerOptions server;
   int max_body_mib = 64;
+  int max_batch = 0;
+  double max_delay_ms = 2;
 
   static std::string default_name(const std::string& model) {
     if (model.rfind("zoo:", 0) == 0) return model.substr(4);
@@ -52,12 +55,20 @@ struct ServeCommand {
     std::vector<serve::ServedModel> served;
     for (size_t k = 0; k < models.size(); ++k) {
       std::string name = names.empty() ? default_name(models[k]) : names[k];
+      if (max_batch > 0) {  // refused before the session's planning and measuring
+        SessionOptions graph_only = options;
+        graph_only.reference = true;
+        serve::Batcher::check_batchable(Session::load(models[k], model.load_options(), graph_only).graph(), name);
+      }
       auto session = std::make_shared<Session>(Session::load(models[k], model.load_options(), options));
       ExecutionSummary s = session->summary();
       for (const auto& w : s.warnings) fmt::print(stderr, "hetsched: warning: {}\n", w);
       fmt::print("model {}: {} on {}{}\n", name, models[k], s.device, s.flow.empty() ? "" : " (" + s.flow + ")");
       if (!s.choice.empty()) fmt::print("  {}\n", s.choice);
-      served.push_back({name, std::move(session)});
+      if (max_batch > 0)
+        fmt::print("  batching: up to {} rows, waiting up to {} ms; compiling the batch sizes ahead\n", max_batch,
+                   max_delay_ms);
+      served.push_back({name, std::move(session), max_batch, max_delay_ms});
     }
     server.max_body_bytes = static_cast<size_t>(max_body_mib) << 20;
     serve::Server http(std::move(served), server);
@@ -117,6 +128,14 @@ void add_serve_command(CLI::App& app, int* exit_code) {
                   "accepting")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
+  cmd->add_option("--max-batch", state->max_batch,
+                  "dynamic batching: stack up to this many rows of requests along the models' free first dim "
+                  "(0: off)")
+      ->check(CLI::Range(0, 4096));
+  cmd->add_option("--max-delay-ms", state->max_delay_ms,
+                  "with --max-batch: how long a request waits for others to join its batch")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10000.0));
   cmd->add_option("--threads", state->server.threads, "HTTP worker threads (default: 2 per worker, at least 8)")
       ->check(CLI::Range(1, 1024));
   cmd->callback([state, exit_code] { *exit_code = state->execute(); });
