@@ -43,11 +43,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = "zoo:resnet50,zoo:squeezenet1_0,zoo:bert?layers=2"
 
 
-def serve_round(exe, margs, db, inputs, expected, n, clients):
+def serve_round(exe, margs, db, inputs, expected, n, clients, extra=(), warm=0):
     """(requests/s, p50 ms, p99 ms, client CPU in cores, the flow, errors) of n requests from `clients`
-    threads."""
+    threads; `extra`: more flags for serve; `warm`: requests sent first, one at a time, untimed (a free-dim
+    model compiles at its first request)."""
     proc = subprocess.Popen([exe, "serve"] + margs + ["--name", "m", "--devices", "cpu:0,cpu:1", "--port", "0",
-                                                       "--grpc-port", "-1", "--db", db],
+                                                       "--grpc-port", "-1", "--db", db, *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     base, lines, flow = None, [], ""
     for line in proc.stdout:
@@ -100,6 +101,11 @@ def serve_round(exe, margs, db, inputs, expected, n, clients):
                 with lock:
                     errors.append(repr(e))
 
+    for k in range(warm):
+        header, data = bodies[k % len(bodies)]
+        urllib.request.urlopen(urllib.request.Request(
+            base + "/v2/models/m/infer", data=header + data,
+            headers={"Inference-Header-Content-Length": str(len(header))}), timeout=120).read()
     start, cpu_start = time.perf_counter(), time.process_time()
     threads = [threading.Thread(target=client) for _ in range(clients)]
     for t in threads:

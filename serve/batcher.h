@@ -2,13 +2,15 @@
 // requests of one model that arrive close together run as one batch, their
 // rows stacked along the inputs' first dim, which the model leaves free.
 //
-// The first request of a batch leads it: it waits up to D ms for more
-// requests whose inputs match its own but for the rows (same names, dtypes
-// and other dims), then runs the batch and hands each request its rows of
-// the outputs. A batch closes early when it holds B rows; a request that
-// would not fit closes the open batch and leads a new one; a request of B
-// rows or more runs alone. Batches run concurrently (a throughput-mode
-// session serves them side by side on its workers). A batch's rows are
+// The first request of a batch leads it: it waits for more requests whose
+// inputs match its own but for the rows (same names, dtypes and other
+// dims) for D ms and, past them, for as long as every worker of the session
+// is busy with another batch (running it then would only queue it); then
+// it runs the batch and hands each request its rows of the outputs. A batch
+// closes early when it holds B rows; a request that would not fit closes
+// the open batch and leads a new one; a request of B rows or more runs
+// alone. Batches run concurrently (a throughput-mode session serves them
+// side by side on its workers). A batch's rows are
 // padded to the next power of two (up to B) with copies of its last row,
 // whose outputs are dropped: a free-dim session compiles a program per
 // input shape, and so compiles at most log2(B) + 1 of them; warm_up()
@@ -56,6 +58,7 @@ class Batcher {
  private:
   struct Batch;
   void run_batch(Batch& batch);
+  int flow_workers() const;  // of the session's most recently run shape
 
   std::shared_ptr<Session> session_;
   std::string name_;
@@ -64,6 +67,8 @@ class Batcher {
   std::mutex mutex_;
   std::condition_variable done_;  // a batch finished: its requests wake
   std::map<std::string, std::shared_ptr<Batch>> open_;  // by input signature
+  int n_workers_ = 1;  // the most workers a flow of the session has had (throughput mode)
+  int running_ = 0;    // batches running, under mutex_
   std::atomic<uint64_t> n_batches_{0}, n_rows_{0};
 };
 
