@@ -75,6 +75,13 @@ bench-throughput: build
 bench-serve: build
 	/usr/bin/python3 bench/serve.py --hetsched $(BUILD_DIR)/hetsched --python $(BUILD_DIR)/python
 
+# `hetsched serve --max-batch 8` against the same server without batching,
+# 8 HTTP clients, every answer checked (a few minutes; see bench/README.md).
+# Results in bench/results/serve_batching.csv.
+.PHONY: bench-serve-batching
+bench-serve-batching: build
+	/usr/bin/python3 bench/serve_batching.py --hetsched $(BUILD_DIR)/hetsched --python $(BUILD_DIR)/python
+
 # Free dims: one session running resnet18 and a transformer encoder at three
 # input shapes each against sessions made for each shape, on one core,
 # interleaved rounds (a few minutes; see bench/README.md). Results in

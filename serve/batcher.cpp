@@ -70,9 +70,6 @@ Batcher::Batcher(std::shared_ptr<Session> session, const std::string& name, int 
   check_batchable(session_->graph(), name);
 }
 
-int Batcher::flow_workers() const {
-  return std::max<int>(1, static_cast<int>(session_->summary().workers.size()));
-}
 
 void Batcher::check_batchable(const Graph& g, const std::string& name) {
   for (ValueId id : g.inputs) {
@@ -123,13 +120,11 @@ TensorMap Batcher::run(const TensorMap& inputs, RunTiming* timing) {
     open_[key] = batch;
     const auto deadline = me.arrived + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double, std::milli>(max_delay_ms_));
-    // Runs when full, or once the delay has passed and a worker is free:
-    // while every worker is busy, requests keep joining (running the batch
-    // then would only queue it).
+    // Runs when full, or once the delay has passed and no other batch runs:
+    // while one does, requests keep joining (see batcher.h).
     while (!batch->closed) {
-      const bool worker_free = running_ < n_workers_;
-      if (worker_free && Clock::now() >= deadline) break;
-      if (worker_free)
+      if (running_ == 0 && Clock::now() >= deadline) break;
+      if (running_ == 0)
         batch->full.wait_until(lock, deadline);
       else
         batch->full.wait(lock);
@@ -141,14 +136,11 @@ TensorMap Batcher::run(const TensorMap& inputs, RunTiming* timing) {
     ++running_;
     lock.unlock();
     run_batch(*batch);
-    // A free-dim session's flow is chosen per input shape, at its first run.
-    const int workers = flow_workers();
     lock.lock();
-    n_workers_ = std::max(n_workers_, workers);
     --running_;
     for (Request* r : batch->requests) r->done = true;
     done_.notify_all();
-    for (auto& [k, waiting] : open_) waiting->full.notify_one();  // a worker is free
+    for (auto& [k, waiting] : open_) waiting->full.notify_one();  // the devices are free
   }
   lock.unlock();
   if (me.error) std::rethrow_exception(me.error);
@@ -221,11 +213,6 @@ bool Batcher::warm_up() {
       zeros.emplace(g.values[id].name, Tensor(g.values[id].dtype, shape));
     }
     session_->run(zeros);
-    const int workers = flow_workers();
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      n_workers_ = std::max(n_workers_, workers);
-    }
     if (rows >= max_batch_) return true;
   }
 }

@@ -4,13 +4,15 @@
 //
 // The first request of a batch leads it: it waits for more requests whose
 // inputs match its own but for the rows (same names, dtypes and other
-// dims) for D ms and, past them, for as long as every worker of the session
-// is busy with another batch (running it then would only queue it); then
+// dims) for D ms and, past them, for as long as another batch runs; then
 // it runs the batch and hands each request its rows of the outputs. A batch
 // closes early when it holds B rows; a request that would not fit closes
 // the open batch and leads a new one; a request of B rows or more runs
-// alone. Batches run concurrently (a throughput-mode session serves them
-// side by side on its workers). A batch's rows are
+// alone. One batch runs at a time: a free-dim session compiles a program
+// (and in throughput mode chooses a flow) per batch size, and batches of
+// two sizes at once would run on two flows sharing the same devices
+// (measured on 2 cores: 0.50x of unbatched serving that way, against 0.59x
+// one at a time); the batch itself runs on its size's flow. A batch's rows are
 // padded to the next power of two (up to B) with copies of its last row,
 // whose outputs are dropped: a free-dim session compiles a program per
 // input shape, and so compiles at most log2(B) + 1 of them; warm_up()
@@ -58,7 +60,6 @@ class Batcher {
  private:
   struct Batch;
   void run_batch(Batch& batch);
-  int flow_workers() const;  // of the session's most recently run shape
 
   std::shared_ptr<Session> session_;
   std::string name_;
@@ -67,8 +68,7 @@ class Batcher {
   std::mutex mutex_;
   std::condition_variable done_;  // a batch finished: its requests wake
   std::map<std::string, std::shared_ptr<Batch>> open_;  // by input signature
-  int n_workers_ = 1;  // the most workers a flow of the session has had (throughput mode)
-  int running_ = 0;    // batches running, under mutex_
+  int running_ = 0;  // batches running (0 or 1), under mutex_
   std::atomic<uint64_t> n_batches_{0}, n_rows_{0};
 };
 
