@@ -25,17 +25,7 @@ prefix=$tmp/prefix
 unset LD_LIBRARY_PATH
 export XDG_CACHE_HOME=$tmp/cache
 
-step() { echo "== $*"; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-# Runs a command quietly; on failure prints its output and fails the step.
-quiet() {
-  local what=$1
-  shift
-  if ! "$@" > "$tmp/step.log" 2>&1; then
-    cat "$tmp/step.log"
-    fail "$what"
-  fi
-}
+source "$(dirname "$0")/steps.sh"
 # Fails unless `text` matches the extended regex `pattern`.
 expect() {
   local what=$1 pattern=$2 text=$3

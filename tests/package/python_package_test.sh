@@ -24,16 +24,7 @@ trap 'rm -rf "$tmp"' EXIT
 unset LD_LIBRARY_PATH PYTHONPATH
 export XDG_CACHE_HOME=$tmp/cache HETSCHED_CMAKE_BUILD_DIR=$build PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 
-step() { echo "== $*"; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-quiet() {
-  local what=$1
-  shift
-  if ! "$@" > "$tmp/step.log" 2>&1; then
-    cat "$tmp/step.log"
-    fail "$what"
-  fi
-}
+source "$(dirname "$0")/steps.sh"
 
 step "python3 -m venv --system-site-packages; pip install $source (no index)"
 quiet "venv" /usr/bin/python3 -m venv --system-site-packages "$tmp/venv"

@@ -83,6 +83,15 @@ def call(base, path, body=None, headers=None):
         return e.code, dict(e.headers), e.read()
 
 
+def run_clients(client, n):
+    """client(0) ... client(n - 1), each on a thread of its own, until all end."""
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def infer_body(ids):
     return {"id": "req-1", "inputs": [{"name": "input_ids", "shape": list(ids.shape), "datatype": "INT64",
                                        "data": ids.tolist()}]}
@@ -230,11 +239,7 @@ class ServeTest(unittest.TestCase):
                 with lock:
                     done[0] += 1
 
-        threads = [threading.Thread(target=client, args=(c,)) for c in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        run_clients(client, 8)
         self.assertEqual(errors, [])
         self.assertEqual(done[0], 1600)
         _, _, metrics = call(self.base, "/metrics")
@@ -304,11 +309,7 @@ class BatchingTest(unittest.TestCase):
                 with lock:
                     sent[0] += len(x)
 
-        threads = [threading.Thread(target=client, args=(c,)) for c in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        run_clients(client, 8)
         self.assertEqual(errors, [])
         batches = self.metric("hetsched_batches_total") - batches0
         rows = self.metric("hetsched_batch_rows_total") - rows0
