@@ -28,8 +28,7 @@ struct Request {
 struct Batcher::Batch {
   std::vector<Request*> requests;
   int64_t rows = 0;
-  bool closed = false;
-  std::condition_variable full;  // the leader waits on it for the batch to close
+  bool closed = false;  // full, or closed by a request that did not fit
 };
 
 namespace {
@@ -103,7 +102,7 @@ TensorMap Batcher::run(const TensorMap& inputs, RunTiming* timing) {
     if (batch.rows >= max_batch_) {
       batch.closed = true;
       open_.erase(open);
-      batch.full.notify_one();
+      leaders_.notify_all();
     }
     done_.wait(lock, [&] { return me.done; });
   } else {
@@ -111,8 +110,8 @@ TensorMap Batcher::run(const TensorMap& inputs, RunTiming* timing) {
     // for it to fill or for the delay to pass, runs it.
     if (open != open_.end()) {
       open->second->closed = true;
-      open->second->full.notify_one();
       open_.erase(open);
+      leaders_.notify_all();
     }
     auto batch = std::make_shared<Batch>();
     batch->requests.push_back(&me);
@@ -120,14 +119,13 @@ TensorMap Batcher::run(const TensorMap& inputs, RunTiming* timing) {
     open_[key] = batch;
     const auto deadline = me.arrived + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double, std::milli>(max_delay_ms_));
-    // Runs when full, or once the delay has passed and no other batch runs:
-    // while one does, requests keep joining (see batcher.h).
-    while (!batch->closed) {
-      if (running_ == 0 && Clock::now() >= deadline) break;
-      if (running_ == 0)
-        batch->full.wait_until(lock, deadline);
+    // Runs when no other batch runs and it is closed or its delay has
+    // passed: while one runs, requests keep joining (see batcher.h).
+    while (running_ > 0 || (!batch->closed && Clock::now() < deadline)) {
+      if (running_ > 0)
+        leaders_.wait(lock);
       else
-        batch->full.wait(lock);
+        leaders_.wait_until(lock, deadline);
     }
     if (!batch->closed) {
       batch->closed = true;
@@ -140,7 +138,7 @@ TensorMap Batcher::run(const TensorMap& inputs, RunTiming* timing) {
     --running_;
     for (Request* r : batch->requests) r->done = true;
     done_.notify_all();
-    for (auto& [k, waiting] : open_) waiting->full.notify_one();  // the devices are free
+    leaders_.notify_all();  // the devices are free
   }
   lock.unlock();
   if (me.error) std::rethrow_exception(me.error);

@@ -66,7 +66,8 @@ class Batcher {
   int max_batch_;
   double max_delay_ms_;
   std::mutex mutex_;
-  std::condition_variable done_;  // a batch finished: its requests wake
+  std::condition_variable done_;     // a batch finished: its requests wake
+  std::condition_variable leaders_;  // a batch closed or finished: leaders look again
   std::map<std::string, std::shared_ptr<Batch>> open_;  // by input signature
   int running_ = 0;  // batches running (0 or 1), under mutex_
   std::atomic<uint64_t> n_batches_{0}, n_rows_{0};
