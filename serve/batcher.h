@@ -11,7 +11,7 @@
 // alone. One batch runs at a time: a free-dim session compiles a program
 // (and in throughput mode chooses a flow) per batch size, and batches of
 // two sizes at once would run on two flows sharing the same devices
-// (measured on 2 cores: 0.50x of unbatched serving that way, against 0.59x
+// (measured on 2 cores: 0.50x of unbatched serving that way, against 0.57x
 // one at a time); the batch itself runs on its size's flow. A batch's rows are
 // padded to the next power of two (up to B) with copies of its last row,
 // whose outputs are dropped: a free-dim session compiles a program per
