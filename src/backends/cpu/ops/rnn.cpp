@@ -121,6 +121,18 @@ memory::desc strided(const Dims& dims, const Dims& strides) {
   return memory::desc(dims, memory::data_type::f32, strides);
 }
 
+// A recurrent primitive and the weights layouts it chose.
+struct Built {
+  dnnl::primitive primitive;
+  memory::desc weights_layer, weights_iter;
+};
+
+template <typename Primitive>
+Built build(const typename Primitive::desc& desc, const dnnl::engine& engine) {
+  typename Primitive::primitive_desc pd(desc, engine);
+  return {Primitive(pd), pd.weights_layer_desc(), pd.weights_iter_desc()};
+}
+
 bool lower_recurrent(Lowering& l, Cell cell) {
   const Node& node = l.node();
   // 1. What oneDNN cannot do.
@@ -132,10 +144,8 @@ bool lower_recurrent(Lowering& l, Cell cell) {
   if (cell == Cell::kLstm && l.has_input(7)) return false;  // peepholes
   const Value& x = l.input_value(0);
   if (x.dtype != DType::kFloat32 || x.shape.size() != 3 || shape_numel(x.shape) == 0) return false;
-  for (size_t i = 1; i <= 3 && i < node.inputs.size(); ++i)
-    if (l.has_input(i) && l.input_value(i).dtype != DType::kFloat32) return false;
-  for (size_t i = 5; i < node.inputs.size(); ++i)
-    if (l.has_input(i) && l.input_value(i).dtype != DType::kFloat32) return false;
+  for (size_t i = 1; i < node.inputs.size(); ++i)  // all float32 but sequence_lens
+    if (i != 4 && l.has_input(i) && l.input_value(i).dtype != DType::kFloat32) return false;
 
   const std::string direction = node.attr_string("direction", "forward");
   const int64_t dirs = direction == "bidirectional" ? 2 : 1;
@@ -195,37 +205,24 @@ bool lower_recurrent(Lowering& l, Cell cell) {
   const memory::desc weights_iter({1, dirs, hidden, n_gates, hidden}, f32, tag::any);
   const memory::desc bias({1, dirs, n_gates + (lbr ? 1 : 0), hidden}, f32, tag::ldgo);
   const auto inference = dnnl::prop_kind::forward_inference;
-  dnnl::primitive primitive;
-  memory::desc weights_layer_desc, weights_iter_desc;
+  Built built;
   try {
     if (cell == Cell::kLstm) {
-      dnnl::lstm_forward::desc desc(inference, rnn_direction, src_layer, initial, initial, weights_layer,
-                                    weights_iter, bias, dst_layer, final, final);
-      dnnl::lstm_forward::primitive_desc pd(desc, l.engine());
-      weights_layer_desc = pd.weights_layer_desc();
-      weights_iter_desc = pd.weights_iter_desc();
-      primitive = dnnl::lstm_forward(pd);
+      built = build<dnnl::lstm_forward>({inference, rnn_direction, src_layer, initial, initial, weights_layer,
+                                         weights_iter, bias, dst_layer, final, final},
+                                        l.engine());
     } else if (cell == Cell::kGru && lbr) {
-      dnnl::lbr_gru_forward::desc desc(inference, rnn_direction, src_layer, initial, weights_layer,
-                                       weights_iter, bias, dst_layer, final);
-      dnnl::lbr_gru_forward::primitive_desc pd(desc, l.engine());
-      weights_layer_desc = pd.weights_layer_desc();
-      weights_iter_desc = pd.weights_iter_desc();
-      primitive = dnnl::lbr_gru_forward(pd);
+      built = build<dnnl::lbr_gru_forward>(
+          {inference, rnn_direction, src_layer, initial, weights_layer, weights_iter, bias, dst_layer, final},
+          l.engine());
     } else if (cell == Cell::kGru) {
-      dnnl::gru_forward::desc desc(inference, rnn_direction, src_layer, initial, weights_layer, weights_iter,
-                                   bias, dst_layer, final);
-      dnnl::gru_forward::primitive_desc pd(desc, l.engine());
-      weights_layer_desc = pd.weights_layer_desc();
-      weights_iter_desc = pd.weights_iter_desc();
-      primitive = dnnl::gru_forward(pd);
+      built = build<dnnl::gru_forward>(
+          {inference, rnn_direction, src_layer, initial, weights_layer, weights_iter, bias, dst_layer, final},
+          l.engine());
     } else {
-      dnnl::vanilla_rnn_forward::desc desc(inference, *activation, rnn_direction, src_layer, initial,
-                                           weights_layer, weights_iter, bias, dst_layer, final);
-      dnnl::vanilla_rnn_forward::primitive_desc pd(desc, l.engine());
-      weights_layer_desc = pd.weights_layer_desc();
-      weights_iter_desc = pd.weights_iter_desc();
-      primitive = dnnl::vanilla_rnn_forward(pd);
+      built = build<dnnl::vanilla_rnn_forward>({inference, *activation, rnn_direction, src_layer, initial,
+                                                weights_layer, weights_iter, bias, dst_layer, final},
+                                               l.engine());
     }
   } catch (const dnnl::error&) {
     return false;
@@ -233,31 +230,29 @@ bool lower_recurrent(Lowering& l, Cell cell) {
 
   // 3. Buffers: the ONNX values, read and written in oneDNN's byte order.
   // A [dirs, batch, hidden] state of layout 1 is [batch, dirs, hidden].
-  auto state_layout = [&]() -> std::optional<memory::desc> {
-    if (!batch_first || dirs == 1) return std::nullopt;
-    return strided({batch, dirs, hidden}, {hidden, batch * hidden, 1});
-  };
+  std::optional<memory::desc> state_layout;
+  if (batch_first && dirs == 2) state_layout = strided({batch, dirs, hidden}, {hidden, batch * hidden, 1});
   std::optional<memory::desc> y_layout;
   if (!batch_first && dirs == 2)  // Y [seq, dirs, batch, hidden] over [seq, batch, dirs * hidden]
     y_layout = strided({seq, dirs, batch, hidden}, {batch * dirs * hidden, hidden, dirs * hidden, 1});
   std::vector<std::pair<int, BufferId>> args = {
       {DNNL_ARG_SRC_LAYER, l.input(0)},
-      {DNNL_ARG_WEIGHTS_LAYER, l.new_constant(ldigo(w, gates, hidden), weights_layer_desc)},
-      {DNNL_ARG_WEIGHTS_ITER, l.new_constant(ldigo(r, gates, hidden), weights_iter_desc)},
+      {DNNL_ARG_WEIGHTS_LAYER, l.new_constant(ldigo(w, gates, hidden), built.weights_layer)},
+      {DNNL_ARG_WEIGHTS_ITER, l.new_constant(ldigo(r, gates, hidden), built.weights_iter)},
       {DNNL_ARG_BIAS, l.new_constant(ldgo_bias(l.has_input(3) ? &l.constant(3) : nullptr, dirs, gates, hidden, lbr))},
   };
   auto initial_state = [&](size_t i) {
-    return l.has_input(i) ? l.input(i, state_layout()) : l.new_constant(zeros({1, dirs, batch, hidden}));
+    return l.has_input(i) ? l.input(i, state_layout) : l.new_constant(zeros({1, dirs, batch, hidden}));
   };
   auto final_state = [&](size_t k) {
-    return has_output(k) ? l.output(node.outputs[k], state_layout()) : l.scratch(state);
+    return has_output(k) ? l.output(node.outputs[k], state_layout) : l.scratch(state);
   };
   if (has_initial) args.push_back({DNNL_ARG_SRC_ITER, initial_state(5)});
   if (has_initial && cell == Cell::kLstm) args.push_back({DNNL_ARG_SRC_ITER_C, initial_state(6)});
   args.push_back({DNNL_ARG_DST_LAYER, has_output(0) ? l.output(node.outputs[0], y_layout) : l.scratch(dst_layer)});
   if (has_final) args.push_back({DNNL_ARG_DST_ITER, final_state(1)});
   if (has_final && cell == Cell::kLstm) args.push_back({DNNL_ARG_DST_ITER_C, final_state(2)});
-  l.emit(std::move(primitive), std::move(args));
+  l.emit(std::move(built.primitive), std::move(args));
   return true;
 }
 
