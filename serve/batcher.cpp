@@ -56,10 +56,12 @@ int64_t rows_of(const TensorMap& inputs) {
   return rows;
 }
 
+// The rows a batch of `rows` (at most max_batch) runs as: the next power of
+// two, or max_batch.
 int64_t padded_rows(int64_t rows, int64_t max_batch) {
   int64_t padded = 1;
   while (padded < rows) padded *= 2;
-  return std::min(padded, std::max(rows, max_batch));
+  return std::min(padded, max_batch);
 }
 
 }  // namespace
@@ -203,7 +205,7 @@ bool Batcher::warm_up() {
   for (ValueId id : g.inputs)
     for (size_t d = 1; d < g.values[id].shape.size(); ++d)
       if (g.values[id].shape[d] < 0) return false;
-  for (int64_t rows = 1;; rows = padded_rows(rows * 2, max_batch_)) {
+  for (int64_t rows = 1;; rows = std::min<int64_t>(rows * 2, max_batch_)) {  // each padded_rows() value
     TensorMap zeros;
     for (ValueId id : g.inputs) {
       Shape shape = g.values[id].shape;
