@@ -206,6 +206,19 @@ TEST(ChooseFlowByMeasurement, NeverKeepsAFlowServingLessThanTheFastestDeviceAlon
   EXPECT_THROW(choose_flow_by_measurement(f.graph, {flows[0]}, inputs, quick()), Error);  // no device alone
 }
 
+TEST(ChooseFlowByMeasurement, ASingleFlowIsKeptWithoutMeasuringRounds) {
+  Fixture f;
+  std::vector<TensorMap> inputs{random_inputs(f.graph, 1)};
+  MeasuredFlowChoice choice = choose_flow_by_measurement(f.graph, {f.flow({"emu:fast"})}, inputs, quick());
+  EXPECT_EQ(choice.chosen, 0u);
+  EXPECT_EQ(choice.rounds, 0) << choice.reason;
+  EXPECT_NE(choice.reason.find("emu:fast, the only flow (not measured)"), std::string::npos) << choice.reason;
+  ASSERT_TRUE(choice.pool);
+  EXPECT_EQ(choice.pool->workers().size(), 1u);
+  ASSERT_EQ(choice.per_s.size(), 1u);
+  EXPECT_GT(choice.per_s[0], 0);
+}
+
 TEST(FlowCandidates, TheDevicesAloneTheirUnionAndSideBySide) {
   auto cores = describe_machine().usable_cores;
   if (cores.size() < 2) GTEST_SKIP() << "needs two cores";
