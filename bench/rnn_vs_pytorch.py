@@ -57,7 +57,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="one LSTM case, 1 round, short timings, no CSV")
     ap.add_argument("--csv", default=os.path.join(HERE, "results", "rnn_vs_pytorch.csv"))
     args = ap.parse_args()
-    os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="hetsched-rnn-bench-"))
+    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="hetsched-rnn-bench-")  # a profile database of its own
     sys.path.insert(0, os.path.abspath(args.python))
     import numpy as np
     import torch
