@@ -105,6 +105,22 @@ bench-dask: build
 bench-rnn: build
 	/usr/bin/python3 bench/rnn_vs_pytorch.py --python $(BUILD_DIR)/python
 
+# ONNX Runtime 1.30 (the CPU library inside the npm package onnxruntime-node)
+# into bench/peers: the peer of bench-ort. --ignore-scripts: the package's
+# install script only downloads GPU binaries.
+.PHONY: bench-peers
+bench-peers:
+	@command -v npm >/dev/null || { echo "bench-peers needs node and npm (apt-get install nodejs npm)"; exit 1; }
+	cd bench/peers && npm ci --ignore-scripts --no-audit --no-fund
+
+# hetsched against ONNX Runtime on the same .onnx files: torchvision models in
+# float32, their int8 twins from `hetsched quantize`, BERT in float32 and
+# dynamic int8, at 1 and 2 threads, interleaved rounds (about 20 minutes; see
+# bench/README.md). Results in bench/results/cpu_vs_ort.csv.
+.PHONY: bench-ort
+bench-ort: build bench-peers
+	/usr/bin/python3 bench/cpu_vs_ort.py --hetsched $(BUILD_DIR)/hetsched --python $(BUILD_DIR)/python
+
 # float16 and int8 twins of torchvision models against their float32 originals (minutes).
 .PHONY: bench-precision
 bench-precision: build
