@@ -320,6 +320,41 @@ TEST(CpuPoolNorm, BatchNormalization) {
   EXPECT_LE(s.n_reorders, 2);
 }
 
+TEST(CpuPoolNorm, BatchNormalizationAndRelu) {
+  // DenseNet's pre-activation: BatchNormalization -> Relu -> Conv, the
+  // first two in one step, with constant parameters and with run-time ones.
+  for (bool runtime_mean : {false, true}) {
+    SCOPED_TRACE(runtime_mean ? "mean at run time" : "constant parameters");
+    Model m;
+    m.input("x", {1, 3, 12, 12});
+    m.conv("x", 3, "c");
+    auto& p = m.node("MaxPool", {"c"}, {"p"});
+    Model::ints(p, "kernel_shape", {2, 2});
+    if (runtime_mean) m.input("mean", {16});
+    else m.init("mean", {16});
+    m.init("scale", {16});
+    m.init("bias", {16});
+    m.init("var", {16}, 0.5f, 1.5f);
+    m.node("BatchNormalization", {"p", "scale", "bias", "mean", "var"}, {"bn"});
+    m.node("Relu", {"bn"}, {"r"});
+    m.conv("r", 16, "y");
+    m.output("y", 4);
+    auto s = check(m, runtime_mean ? "bn_relu_runtime" : "bn_relu");
+    EXPECT_EQ(s.n_fused_nodes, 1);
+    EXPECT_EQ(s.n_steps - s.n_reorders, 4);  // Conv, MaxPool, BatchNormalization + Relu, Conv
+  }
+  // The normalized value read by more than the Relu: not fused.
+  Model m;
+  m.input("x", {2, 6, 5, 5});
+  for (const char* name : {"scale", "bias", "mean"}) m.init(name, {6});
+  m.init("var", {6}, 0.5f, 1.5f);
+  m.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"bn"});
+  m.node("Relu", {"bn"}, {"r"});
+  m.output("r", 4);
+  m.output("bn", 4);
+  EXPECT_EQ(check(m, "bn_read_twice").n_fused_nodes, 0);
+}
+
 TEST(CpuPoolNorm, BatchNormalizationRuntimeStatistics) {
   // Mean and var as graph inputs (float32 [C]): read at run time.
   Model m;
@@ -366,6 +401,83 @@ TEST(CpuPoolNorm, Activations) {
       }
     }
   }
+}
+
+// SiLU and HardSwish as PyTorch exports them (v * Sigmoid(v), v *
+// HardSigmoid(v) with alpha 1/6 and beta 1/2 before opset 14): after a Conv
+// or a Gemm, one swish or hardswish post-op; standalone, one primitive. A
+// HardSigmoid alone (squeeze-and-excitation's gate) is two post-ops of the
+// Conv, or two primitives. What is not a gate is left as it is.
+TEST(CpuPoolNorm, GatesAndHardSigmoidRunAsOneActivation) {
+  auto hard_sigmoid = [](onnx::NodeProto& n, float alpha) {
+    Model::real(n, "alpha", alpha);
+    Model::real(n, "beta", 0.5f);
+  };
+  for (bool hard : {false, true}) {
+    SCOPED_TRACE(hard ? "HardSwish" : "SiLU");
+    const std::string gate = hard ? "HardSigmoid" : "Sigmoid";
+    auto gated = [&](Model& m, const std::string& v, const std::string& y, bool v_first) {
+      auto& n = m.node(gate, {v}, {y + "_gate"});
+      if (hard) hard_sigmoid(n, 1.0f / 6.0f);
+      m.node("Mul", v_first ? std::vector<std::string>{v, y + "_gate"} : std::vector<std::string>{y + "_gate", v}, {y});
+    };
+    // After a Conv: one step for the three nodes.
+    Model conv(13);
+    conv.input("x", {1, 3, 10, 10});
+    conv.conv("x", 3, "c");
+    gated(conv, "c", "y", true);
+    conv.output("y", 4);
+    ExecutionSummary s = check(conv, gate + "_gate_after_conv");
+    EXPECT_EQ(s.n_fused_nodes, 2);
+    EXPECT_EQ(s.n_steps - s.n_reorders, 1);
+    // After a Gemm, the Mul's inputs the other way round.
+    Model gemm(13);
+    gemm.input("a", {4, 8});
+    gemm.init("b", {8, 6});
+    gemm.node("Gemm", {"a", "b"}, {"g"});
+    gated(gemm, "g", "y", false);
+    gemm.output("y", 2);
+    s = check(gemm, gate + "_gate_after_gemm");
+    EXPECT_EQ(s.n_fused_nodes, 2);
+    // Standalone, on a graph input that is read elsewhere too: one step.
+    Model alone(13);
+    alone.input("x", {2, 3, 4, 5});
+    gated(alone, "x", "y", true);
+    alone.node("Neg", {"x"}, {"z"});
+    alone.output("y", 4);
+    alone.output("z", 4);
+    s = check(alone, gate + "_gate_alone");
+    EXPECT_EQ(s.n_fused_nodes, 1);
+    EXPECT_EQ(s.n_steps - s.n_reorders, 2);  // the gate, the Neg
+  }
+  // A HardSigmoid of other parameters is no HardSwish: Conv, two eltwise
+  // steps, the Mul.
+  Model near_miss(13);
+  near_miss.input("x", {1, 3, 10, 10});
+  near_miss.conv("x", 3, "c");
+  hard_sigmoid(near_miss.node("HardSigmoid", {"c"}, {"h"}), 0.2f);
+  near_miss.node("Mul", {"c", "h"}, {"y"});
+  near_miss.output("y", 4);
+  ExecutionSummary s = check(near_miss, "hardsigmoid_near_miss");
+  EXPECT_EQ(s.n_fused_nodes, 0);
+  // A HardSigmoid alone after a Conv (its default alpha 0.2): two post-ops.
+  Model se(13);
+  se.input("x", {1, 3, 10, 10});
+  se.conv("x", 3, "c");
+  se.node("HardSigmoid", {"c"}, {"y"});
+  se.output("y", 4);
+  s = check(se, "hardsigmoid_after_conv");
+  EXPECT_EQ(s.n_fused_nodes, 1);
+  // The Conv's output also a graph output: nothing fuses into it.
+  Model read_twice(13);
+  read_twice.input("x", {1, 3, 10, 10});
+  read_twice.conv("x", 3, "c");
+  read_twice.node("Sigmoid", {"c"}, {"sg"});
+  read_twice.node("Mul", {"c", "sg"}, {"y"});
+  read_twice.output("y", 4);
+  read_twice.output("c", 4);
+  s = check(read_twice, "gate_conv_output_read_twice");
+  EXPECT_EQ(s.n_fused_nodes, 1);  // the standalone gate's Mul
 }
 
 TEST(CpuPoolNorm, LogAndSqrtOfPositiveValues) {

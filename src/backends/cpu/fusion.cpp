@@ -19,12 +19,12 @@ NodeId only_consumer(const Graph& graph, ValueId value) {
 
 bool is_float32(const Graph& graph, ValueId id) { return id != kNoValue && graph.values[id].dtype == DType::kFloat32; }
 
-// Adds `next` to the group when it is an activation oneDNN applies as an
-// `eltwise` post-op to the group's result `out`.
-void append_activation(const Graph& graph, ValueId out, NodeId next, std::vector<NodeId>& group) {
-  if (next != kNoNode && graph.nodes[next].input(0) == out && eltwise_spec(graph, graph.nodes[next]) &&
-      is_float32(graph, graph.nodes[next].outputs[0]))
-    group.push_back(next);
+// Adds to the group the activation oneDNN applies as `eltwise` post-ops to
+// the group's result `out` (activation_after: one node, or a SiLU or
+// HardSwish gate of two).
+void append_activation(const Graph& graph, ValueId out, std::vector<NodeId>& group) {
+  if (auto activation = activation_after(graph, out))
+    group.insert(group.end(), activation->nodes.begin(), activation->nodes.end());
 }
 
 // MatMul and Gemm (float32): a MatMul followed by an Add of a constant bias
@@ -54,10 +54,9 @@ std::vector<NodeId> matmul_group(const Graph& graph, NodeId node) {
     if (ok) {
       group.push_back(next);
       out = add.outputs[0];
-      next = only_consumer(graph, out);
     }
   }
-  append_activation(graph, out, next, group);
+  append_activation(graph, out, group);
   return group;
 }
 
@@ -76,6 +75,15 @@ std::vector<NodeId> fusion_group(const Graph& graph, NodeId node) {
       group.push_back(next);
     return group;
   }
+  // A standalone gate: its Sigmoid or HardSigmoid and the Mul, as one op.
+  if (auto gate = gate_at(graph, node)) return gate->nodes;
+  if (head.op_type == "BatchNormalization" && head.outputs.size() == 1) {
+    // A following Relu (DenseNet's pre-activation): its fuse_norm_relu flag.
+    NodeId next = only_consumer(graph, head.outputs[0]);
+    if (next != kNoNode && graph.nodes[next].op_type == "Relu" && is_float32(graph, graph.nodes[next].outputs[0]))
+      group.push_back(next);
+    return group;
+  }
   if (head.op_type != "Conv" || head.outputs.empty()) return group;
   ValueId out = head.outputs[0];
   // A residual Add of the same shape (oneDNN's `sum` post-op).
@@ -91,10 +99,9 @@ std::vector<NodeId> fusion_group(const Graph& graph, NodeId node) {
         graph.values[other].shape == graph.values[out].shape) {
       group.push_back(next);
       out = add.outputs[0];
-      next = only_consumer(graph, out);
     }
   }
-  append_activation(graph, out, next, group);
+  append_activation(graph, out, group);
   return group;
 }
 

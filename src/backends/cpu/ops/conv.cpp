@@ -24,22 +24,21 @@ bool lower_conv(Lowering& l) {
   if (!geo) return false;
   int64_t out_channels = w.dim(0);
 
-  // Post-ops for the nodes this Conv fuses with.
+  // Post-ops for the nodes this Conv fuses with: a residual Add, then an
+  // activation.
   std::vector<NodeId> group_nodes = l.fusion_group();
   ValueId result = node.outputs[0];
   ValueId residual = kNoValue;
   dnnl::post_ops post_ops;
-  for (size_t k = 1; k < group_nodes.size(); ++k) {
-    const Node& fused = g.nodes[group_nodes[k]];
-    if (fused.op_type == "Add") {
-      residual = fused.inputs[0] == result ? fused.inputs[1] : fused.inputs[0];
-      post_ops.append_sum(1.0f);
-    } else {
-      EltwiseSpec spec = *eltwise_spec(g, fused);
-      post_ops.append_eltwise(1.0f, spec.algorithm, spec.alpha, spec.beta);
-    }
-    result = fused.outputs[0];
+  std::vector<NodeId> fused;
+  if (group_nodes.size() > 1 && g.nodes[group_nodes[1]].op_type == "Add") {
+    const Node& add = g.nodes[group_nodes[1]];
+    residual = add.inputs[0] == result ? add.inputs[1] : add.inputs[0];
+    post_ops.append_sum(1.0f);
+    result = add.outputs[0];
+    fused.push_back(group_nodes[1]);
   }
+  for (NodeId n : fuse_activation(g, group_nodes, fused.size() + 1, result, post_ops)) fused.push_back(n);
   dnnl::primitive_attr attr;
   attr.set_post_ops(post_ops);
 
@@ -64,8 +63,7 @@ bool lower_conv(Lowering& l) {
   if (residual != kNoValue) {
     // `sum` accumulates into dst: dst starts as the residual, in dst's layout.
     BufferId res = l.value_in(residual, pd.dst_desc());
-    NodeId add = group_nodes[1];
-    if (l.dies_at(residual, add)) {
+    if (l.dies_at(residual, fused[0])) {
       dst = res;
       l.alias(result, dst);
     } else {
@@ -77,7 +75,7 @@ bool lower_conv(Lowering& l) {
   }
   std::vector<std::pair<int, BufferId>> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
   if (l.has_input(2)) args.push_back({DNNL_ARG_BIAS, l.input(2, pd.bias_desc())});
-  for (size_t k = 1; k < group_nodes.size(); ++k) l.absorb(group_nodes[k]);
+  for (NodeId n : fused) l.absorb(n);
   l.emit(dnnl::convolution_forward(pd), std::move(args));
   return true;
 }

@@ -66,13 +66,7 @@ bool lower_gemm(Lowering& l) {
     post_ops.append_binary(dnnl::algorithm::binary_add, dnnl::memory::desc(c_dims, dt::f32, tag::ab));
   }
   ValueId result = node.outputs[0];
-  for (size_t k = 1; k < group.size(); ++k) {
-    const Node& fused = g.nodes[group[k]];
-    auto spec = eltwise_spec(g, fused);
-    if (!spec) return false;  // fusion_group only groups activations after a Gemm
-    post_ops.append_eltwise(1.0f, spec->algorithm, spec->alpha, spec->beta);
-    result = fused.outputs[0];
-  }
+  std::vector<NodeId> fused = fuse_activation(g, group, 1, result, post_ops);
   dnnl::primitive_attr attr;
   attr.set_post_ops(post_ops);
 
@@ -122,7 +116,7 @@ bool lower_gemm(Lowering& l) {
     args.push_back({c_as_bias ? DNNL_ARG_BIAS : (DNNL_ARG_ATTR_MULTIPLE_POST_OP(c_post_op) | DNNL_ARG_SRC_1), c});
   }
   args.push_back({DNNL_ARG_DST, l.output(result)});
-  for (size_t k = 1; k < group.size(); ++k) l.absorb(group[k]);
+  for (NodeId n : fused) l.absorb(n);
   l.emit(dnnl::matmul(*pd), std::move(args));
   return true;
 }

@@ -86,22 +86,19 @@ bool lower_matmul(Lowering& l) {
   std::optional<Tensor> bias;
   dims bias_dims;
   dnnl::post_ops post_ops;
-  for (size_t k = 1; k < group.size(); ++k) {
-    const Node& fused = g.nodes[group[k]];
-    if (fused.op_type == "Add") {
-      ValueId other = fused.inputs[0] == result ? fused.inputs[1] : fused.inputs[0];
-      const Tensor& t = *g.values[other].initializer;
-      if (t.dtype() != DType::kFloat32 || (t.numel() != 1 && t.numel() != N)) return false;
-      bias_dims.assign(dst_dims.size(), 1);
-      bias_dims.back() = t.numel();
-      bias = t.reshaped(Shape(bias_dims.begin(), bias_dims.end()));
-    } else {
-      auto spec = eltwise_spec(g, fused);
-      if (!spec) return false;
-      post_ops.append_eltwise(1.0f, spec->algorithm, spec->alpha, spec->beta);
-    }
-    result = fused.outputs[0];
+  std::vector<NodeId> fused;
+  if (group.size() > 1 && g.nodes[group[1]].op_type == "Add") {
+    const Node& add = g.nodes[group[1]];
+    ValueId other = add.inputs[0] == result ? add.inputs[1] : add.inputs[0];
+    const Tensor& t = *g.values[other].initializer;
+    if (t.dtype() != DType::kFloat32 || (t.numel() != 1 && t.numel() != N)) return false;
+    bias_dims.assign(dst_dims.size(), 1);
+    bias_dims.back() = t.numel();
+    bias = t.reshaped(Shape(bias_dims.begin(), bias_dims.end()));
+    result = add.outputs[0];
+    fused.push_back(group[1]);
   }
+  for (NodeId n : fuse_activation(g, group, fused.size() + 1, result, post_ops)) fused.push_back(n);
   dnnl::primitive_attr attr;
   attr.set_post_ops(post_ops);
 
@@ -126,7 +123,7 @@ bool lower_matmul(Lowering& l) {
   std::vector<std::pair<int, BufferId>> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}};
   if (bias) args.push_back({DNNL_ARG_BIAS, l.new_constant(*bias)});
   args.push_back({DNNL_ARG_DST, l.output(result)});
-  for (size_t k = 1; k < group.size(); ++k) l.absorb(group[k]);
+  for (NodeId n : fused) l.absorb(n);
   l.emit(dnnl::matmul(*pd), std::move(args));
   return true;
 }
