@@ -1,7 +1,10 @@
 // The load-time fusion of QDQ chains (graph/quantized_fusion.cpp): what it
 // fuses runs as one QLinearConv with the float chain's results (to one
 // quantization step), and what it must not fuse stays as written.
+#include <cmath>
 #include <random>
+
+#include <fmt/format.h>
 
 #include <gtest/gtest.h>
 
@@ -183,6 +186,48 @@ TEST_F(QuantizedFusionTest, ADynamicallyQuantizedMatMulRunsAsOneInt8MatmulWithTh
       worst = std::max(worst, std::fabs(q[i] - f[i]));
     }
     EXPECT_LT(worst, 0.02 * largest) << "per_channel " << per_channel;
+  }
+}
+
+// DynamicQuantizeLinear on the CPU backend (host code on the device's
+// threads, chunks of x merged): the reference kernel's bytes, on one core
+// and on all of them, for sizes of one chunk and of several; zeros only give
+// scale 0; a NaN is an error naming its element, as on the reference kernel.
+TEST_F(QuantizedFusionTest, DynamicQuantizeLinearRunsOnTheCpuWithTheReferenceBytes) {
+  for (int64_t n : {1000, 40000, 100003}) {
+    onnx::ModelProto m = make_model(13);
+    auto* g = m.mutable_graph();
+    *g->add_input() = tensor_info("x", onnx::TensorProto_DataType_FLOAT, {n});
+    *g->add_output() = tensor_info("y", onnx::TensorProto_DataType_UINT8, {n});
+    *g->add_output() = tensor_info("scale", onnx::TensorProto_DataType_FLOAT, {});
+    *g->add_output() = tensor_info("zero_point", onnx::TensorProto_DataType_UINT8, {});
+    *g->add_node() = make_node("DynamicQuantizeLinear", {"x"}, {"y", "scale", "zero_point"}, "dql");
+    Graph graph = load(m);
+    std::mt19937 rng(static_cast<uint32_t>(n));
+    std::normal_distribution<float> normal(0.5f, 3.0f);
+    Tensor x(DType::kFloat32, {n});
+    for (int64_t i = 0; i < n; ++i) x.data<float>()[i] = i % 97 == 0 ? 0.0f : normal(rng);
+    Tensor zeros(DType::kFloat32, {n});
+    for (const char* devices : {"cpu:0", "cpu"}) {
+      SCOPED_TRACE(fmt::format("{} values on {}", n, devices));
+      Session cpu(graph, SessionOptions(devices));
+      EXPECT_EQ(cpu.summary().n_fallbacks, 0);
+      for (const Tensor& input : {x, zeros}) {
+        TensorMap got = cpu.run({{"x", input}}), want = run_reference(graph, {{"x", input}});
+        for (const char* name : {"y", "scale", "zero_point"})
+          EXPECT_EQ(got.at(name).to_double_vector(), want.at(name).to_double_vector()) << name;
+      }
+      EXPECT_EQ(cpu.run({{"x", zeros}}).at("scale").to_double_vector(), std::vector<double>{0.0});
+      Tensor with_nan = x.clone();
+      with_nan.data<float>()[n - 7] = NAN;
+      try {
+        cpu.run({{"x", with_nan}});
+        ADD_FAILURE() << "a NaN was quantized";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find(fmt::format("x holds NaN at element {}", n - 7)), std::string::npos)
+            << e.what();
+      }
+    }
   }
 }
 

@@ -14,6 +14,7 @@
 //     then produced by this step.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -93,11 +94,19 @@ class Lowering {
 
   void absorb(NodeId node);
   void emit(dnnl::primitive primitive, std::vector<std::pair<int, BufferId>> args);
+  // A step of host code, for an op oneDNN has no primitive for: `code` gets
+  // the data pointers of `reads` then `writes` (plain buffers; nullptr for
+  // kNoBuffer), on the device's thread, whose OpenMP team it may use. It
+  // throws hetsched::Error for bad data.
+  void emit_host(std::function<void(const std::vector<void*>&)> code, const std::vector<BufferId>& reads,
+                 const std::vector<BufferId>& writes);
   bool emitted() const { return emitted_; }
 
   const std::vector<NodeId>& absorbed() const { return absorbed_; }
 
  private:
+  Step new_step() const;  // labelled with this node and those it absorbed
+
   Program& program_;
   NodeId node_id_;
   std::vector<NodeId> absorbed_;

@@ -346,7 +346,7 @@ bool Lowering::dies_at(ValueId value, NodeId reader) const {
 
 void Lowering::absorb(NodeId node) { absorbed_.push_back(node); }
 
-void Lowering::emit(dnnl::primitive primitive, std::vector<std::pair<int, BufferId>> args) {
+Step Lowering::new_step() const {
   Step step;
   step.label = node().label();
   step.nodes = {node_id_};
@@ -354,9 +354,30 @@ void Lowering::emit(dnnl::primitive primitive, std::vector<std::pair<int, Buffer
     step.label += " + " + graph().nodes[n].label();
     step.nodes.push_back(n);
   }
+  return step;
+}
+
+void Lowering::emit(dnnl::primitive primitive, std::vector<std::pair<int, BufferId>> args) {
+  Step step = new_step();
   step.primitive = std::move(primitive);
   for (const auto& [arg, buffer] : args) (is_write_arg(arg) ? step.writes : step.reads).push_back(buffer);
   step.args = std::move(args);
+  program_.steps_.push_back(std::move(step));
+  emitted_ = true;
+}
+
+void Lowering::emit_host(std::function<void(const std::vector<void*>&)> code, const std::vector<BufferId>& reads,
+                         const std::vector<BufferId>& writes) {
+  Step step = new_step();
+  for (BufferId b : reads) {
+    step.args.emplace_back(0, b);
+    if (b != kNoBuffer) step.reads.push_back(b);
+  }
+  for (BufferId b : writes) {
+    step.args.emplace_back(0, b);
+    if (b != kNoBuffer) step.writes.push_back(b);
+  }
+  step.host = std::move(code);
   program_.steps_.push_back(std::move(step));
   emitted_ = true;
 }
