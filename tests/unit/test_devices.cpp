@@ -294,6 +294,26 @@ TEST(CpuDeviceTest, RunsPinnedWithOneOpenMPThreadPerCore) {
   }
 }
 
+// Denormals are zero on the worker and every thread of its OpenMP team (a
+// product below 1.2e-38 is flushed; a denormal read is 0), and stay as they
+// were on the caller's thread.
+TEST(CpuDeviceTest, TheWorkerAndItsTeamFlushDenormalsToZero) {
+  volatile float tiny = 1e-20f, denormal = 1e-40f;
+  auto flushed = [&] { return tiny * tiny == 0.0f && denormal * 1.0f == 0.0f; };
+  CpuDevice device(cpu_spec(usable()));
+  std::atomic<int> n_threads = 0, n_flushed = 0;
+  device.run([&] {
+#pragma omp parallel
+    {
+      ++n_threads;
+      n_flushed += flushed();
+    }
+  });
+  EXPECT_EQ(n_threads.load(), static_cast<int>(usable().size()));
+  EXPECT_EQ(n_flushed.load(), n_threads.load());
+  EXPECT_FALSE(flushed());
+}
+
 TEST(CpuDeviceTest, ExceptionsReachTheCallerAndTheWorkerSurvives) {
   CpuDevice device(cpu_spec({usable()[0]}));
   EXPECT_THROW(device.run([] { throw std::runtime_error("boom"); }), std::runtime_error);

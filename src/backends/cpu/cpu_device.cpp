@@ -5,6 +5,8 @@
 #include <sched.h>
 
 #include <omp.h>
+#include <pmmintrin.h>
+#include <xmmintrin.h>
 
 #include <algorithm>
 #include <cstring>
@@ -27,6 +29,12 @@ int pin_thread(pthread_t thread, const std::vector<int>& cores) {
   int rc = pthread_setaffinity_np(thread, size, set);
   CPU_FREE(set);
   return rc;
+}
+
+// Denormal floats read and written as zero on the calling thread.
+void flush_denormals() {
+  _MM_SET_FLUSH_ZERO_MODE(_MM_FLUSH_ZERO_ON);
+  _MM_SET_DENORMALS_ZERO_MODE(_MM_DENORMALS_ZERO_ON);
 }
 
 }  // namespace
@@ -103,8 +111,12 @@ std::future<void> CpuDevice::submit(std::function<void()> fn) {
 
 void CpuDevice::worker_loop() {
   // The OpenMP thread count is a per-thread setting: it must be set on this
-  // thread, and the team threads it spawns inherit this thread's pinning.
+  // thread, and the team threads it spawns inherit this thread's pinning and
+  // its floating-point mode (set here too, in case a team exists already).
+  flush_denormals();
   omp_set_num_threads(n_threads());
+#pragma omp parallel
+  flush_denormals();
   std::unique_lock lock(mutex_);
   while (true) {
     wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
