@@ -279,5 +279,55 @@ class QuantizeFromPython(unittest.TestCase):
             hetsched.quantize(path, os.path.join(TMP, "none.onnx"), dynamic=True, calibration=[{"x": x}])
 
 
+ORT_PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "peers")
+
+
+def ort_peer_installed():
+    return os.path.isdir(os.path.join(ORT_PEER, "node_modules", "onnxruntime-node")) and shutil.which("node")
+
+
+def run_in_onnxruntime(path, feeds):
+    """The outputs of ONNX Runtime 1.30 (CPU) running the file at `path`, by name."""
+    import subprocess
+    out = tempfile.mkdtemp(dir=TMP)
+    args = ["node", os.path.join(ORT_PEER, "ort_run.js"), path, "--warmup", "0", "--iterations", "1",
+            "--output-dir", out]
+    for name, value in feeds.items():
+        np.save(os.path.join(out, name + ".input.npy"), value)
+        args += ["--input", f"{name}={os.path.join(out, name + '.input.npy')}"]
+    done = subprocess.run(args, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise AssertionError(f"ONNX Runtime could not run {path}: {done.stderr.strip()}")
+    return {f[:-len(".npy")]: np.load(os.path.join(out, f)) for f in os.listdir(out) if not f.endswith(".input.npy")}
+
+
+@unittest.skipIf(torch is None, "needs python3-torch and python3-onnx")
+@unittest.skipUnless(ort_peer_installed(), "needs ONNX Runtime in bench/peers (make bench-peers) and node")
+class QuantizedFilesRunInOnnxRuntime(unittest.TestCase):
+    """What `hetsched quantize` writes loads and runs in ONNX Runtime, which
+    computes what hetsched computes from it (up to a rounding tie per value)."""
+
+    def check(self, path, feeds):
+        got = hetsched.Session(path, devices="cpu:0").run(feeds)["y"]
+        want = run_in_onnxruntime(path, feeds)["y"]
+        self.assertEqual(got.shape, want.shape)
+        a, b = got.ravel().astype(np.float64), want.ravel().astype(np.float64)
+        self.assertGreater(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)), 0.999)
+        np.testing.assert_allclose(got, want, rtol=0, atol=0.05 * float(np.max(np.abs(want))))
+
+    def test_static_and_dynamic_quantization(self):
+        torch.manual_seed(0)
+        cnn, cnn8 = os.path.join(TMP, "cnn_ort.onnx"), os.path.join(TMP, "cnn_ort_int8.onnx")
+        export(Cnn().eval(), torch.rand(2, 3, 16, 16), cnn)
+        self.assertEqual(hetsched.quantize(cnn, cnn8, per_channel=True)["quantized_convs"], 2)
+        x = np.random.default_rng(2).uniform(-1, 1, (2, 3, 16, 16)).astype(np.float32)
+        self.check(cnn8, {"x": x})
+        mlp, mlp8 = os.path.join(TMP, "mlp_ort.onnx"), os.path.join(TMP, "mlp_ort_dynamic.onnx")
+        export(torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 16)).eval(),
+               torch.rand(2, 5, 32), mlp)
+        self.assertEqual(hetsched.quantize(mlp, mlp8, dynamic=True, per_channel=True)["quantized_matmuls"], 2)
+        self.check(mlp8, {"x": np.random.default_rng(3).uniform(-1, 1, (2, 5, 32)).astype(np.float32)})
+
+
 if __name__ == "__main__":
     unittest.main()
