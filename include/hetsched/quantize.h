@@ -7,7 +7,10 @@
 // x_scale * w_scale; their input activations, and their outputs (after a
 // Relu or Clip that alone reads the Conv's output), to uint8, asymmetric, with the
 // range (including 0) each value takes over the calibration inputs (min-max
-// calibration). Each activation gets one QuantizeLinear -> DequantizeLinear
+// calibration; with method "percentile", the range without the (100 - P) / 2
+// percent of its values at either end, which a rare outlier no longer
+// stretches: two passes over the inputs, the second filling a histogram of
+// 2048 bins per value over its min-max range). Each activation gets one QuantizeLinear -> DequantizeLinear
 // pair read by all its consumers; weights and biases are stored quantized
 // behind a DequantizeLinear. The file written is a standard ONNX model of
 // the graph as hetsched optimised it at load (BatchNormalization folded into
@@ -37,6 +40,10 @@ struct QuantizeOptions {
   // inputs (Session::random_inputs), which QuantizeReport says.
   std::vector<TensorMap> calibration;
   int n_random = 8;
+  // Static calibration: "minmax" or "percentile" (keeping `percentile` % of
+  // each activation's values, 50 < P <= 100; ONNX Runtime's default 99.999).
+  std::string method = "minmax";
+  double percentile = 99.999;
   bool per_channel = false;
   bool dynamic = false;  // MatMuls, no calibration (see above)
   // Where the calibration runs (hetsched devices syntax).
@@ -56,8 +63,9 @@ struct QuantizeReport {
 // Error(kUnsupported) for a model already quantized, without a Conv (a
 // MatMul, dynamic) to quantize, or of an opset before 10 (13 with
 // per_channel, which needs DequantizeLinear's axis; 11 dynamic, for
-// DynamicQuantizeLinear), and Error(kInvalidInput) for calibration inputs
-// the model does not take (naming the run).
+// DynamicQuantizeLinear), Error(kUsage) for an unknown method, a percentile
+// outside (50, 100] or a method given with dynamic, and Error(kInvalidInput)
+// for calibration inputs the model does not take (naming the run).
 QuantizeReport quantize_model(const std::string& model, const std::string& out_path,
                               const QuantizeOptions& options = {});
 

@@ -655,7 +655,8 @@ py::bytes export_model(const std::string& model, const py::object& path, const p
 // hetsched.quantize: `hetsched quantize` (quantize.h) with calibration
 // inputs given as dicts of numpy arrays, one per run.
 py::dict quantize(const std::string& model, const std::string& output, const py::object& calibration,
-                  bool per_channel, int random, const std::string& devices, bool dynamic) {
+                  bool per_channel, int random, const std::string& devices, bool dynamic, const std::string& method,
+                  double percentile) {
   if (dynamic && !calibration.is_none())
     throw Error(ErrorCode::kUsage, "calibration: dynamic quantization takes each run's range from its own data");
   QuantizeOptions options;
@@ -663,6 +664,8 @@ py::dict quantize(const std::string& model, const std::string& output, const py:
   options.dynamic = dynamic;
   options.n_random = random;
   options.devices = devices;
+  options.method = method;
+  options.percentile = percentile;
   std::vector<py::object> keep;  // numpy arrays the tensors point into
   if (!calibration.is_none()) {
     for (const py::handle& run : calibration) {
@@ -836,9 +839,11 @@ PYBIND11_MODULE(_hetsched, m) {
         "with their defaults)}.");
   m.def("quantize", &quantize, py::arg("model"), py::arg("output"), py::arg("calibration") = py::none(),
         py::arg("per_channel") = false, py::arg("random") = 8, py::arg("devices") = "cpu", py::arg("dynamic") = false,
+        py::arg("method") = "minmax", py::arg("percentile") = 99.999,
         "Quantizes the float32 model's Convs to int8 in the QDQ format (with dynamic=True its MatMuls, in ONNX "
         "Runtime's dynamic format, without calibration) and writes `output` (what `hetsched quantize` does). "
-        "calibration: a list of input dicts, one per run (default: `random` random inputs). Returns "
+        "calibration: a list of input dicts, one per run (default: `random` random inputs); method: 'minmax' "
+        "(each activation's whole range) or 'percentile' (the central `percentile` % of its values). Returns "
         "{'quantized_convs', 'quantized_matmuls', 'activations', 'calibration_runs', 'random_calibration', "
         "'skipped'}.");
   m.def("export_model", &export_model, py::arg("model"), py::arg("path") = py::none(), py::arg("shapes") = py::none(),

@@ -258,6 +258,38 @@ class QuantizeFromPython(unittest.TestCase):
         with self.assertRaisesRegex(hetsched.Error, "already quantized"):
             hetsched.quantize(out, os.path.join(TMP, "again.onnx"))
 
+    def test_percentile_calibration_is_not_stretched_by_a_rare_outlier(self):
+        # Eight calibration images in [-1, 1) (12,288 input values), one with a
+        # single pixel at 300: min-max calibration stretches the input's scale
+        # over it; percentile 99.9 leaves out up to 6 values at either end,
+        # keeps the range the others take, and so quantizes ordinary images
+        # more finely.
+        torch.manual_seed(0)
+        path = os.path.join(TMP, "cnn_pct.onnx")
+        model = Cnn().eval()
+        export(model, torch.rand(2, 3, 16, 16), path)
+        rng = np.random.default_rng(4)
+        calibration = [{"x": rng.uniform(-1, 1, (2, 3, 16, 16)).astype(np.float32)} for _ in range(8)]
+        calibration[3]["x"][1, 2, 7, 7] = 300.0
+        x = rng.uniform(-1, 1, (2, 3, 16, 16)).astype(np.float32)
+        with torch.no_grad():
+            want = model(torch.from_numpy(x)).numpy()
+        scale, error = {}, {}
+        for method in ("minmax", "percentile"):
+            out = os.path.join(TMP, f"cnn_{method}.onnx")
+            report = hetsched.quantize(path, out, calibration=calibration, method=method, percentile=99.9)
+            self.assertEqual(report["calibration_runs"], 8)
+            scale[method] = float(numpy_helper.to_array(
+                next(t for t in onnx.load(out).graph.initializer if t.name == "x.scale")))
+            error[method] = float(np.max(np.abs(hetsched.Session(out, devices="cpu:0").run({"x": x})["y"] - want)))
+        self.assertAlmostEqual(scale["minmax"], 301.0 / 255, delta=0.01)
+        self.assertLess(scale["percentile"], 2.1 / 255)
+        self.assertLess(error["percentile"], error["minmax"] / 4)
+        with self.assertRaisesRegex(hetsched.UsageError, "calibration method 'entropy'"):
+            hetsched.quantize(path, os.path.join(TMP, "none.onnx"), method="entropy")
+        with self.assertRaisesRegex(hetsched.UsageError, "percentile 40"):
+            hetsched.quantize(path, os.path.join(TMP, "none.onnx"), method="percentile", percentile=40)
+
     def test_dynamic_quantization_of_a_torch_mlp_runs_close_to_pytorch(self):
         torch.manual_seed(0)
         # Linear layers on a [batch, sequence, features] input export as MatMul + Add.

@@ -22,6 +22,46 @@ struct Range {
   float lo = 0.0f, hi = 0.0f;  // always includes 0, as uint8 quantization needs
 };
 
+// The values an activation took over the calibration runs, counted in
+// kBins equal bins over their min-max range.
+class Histogram {
+ public:
+  static constexpr int kBins = 2048;
+  explicit Histogram(Range range) : range_(range), counts_(kBins, 0) {}
+  void add(const Tensor& t) {
+    const float* p = t.data<float>();
+    const double width = static_cast<double>(range_.hi) - range_.lo;
+    if (!(width > 0)) return;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (!std::isfinite(p[i])) continue;
+      auto bin = static_cast<int64_t>((p[i] - static_cast<double>(range_.lo)) / width * kBins);
+      ++counts_[static_cast<size_t>(std::clamp<int64_t>(bin, 0, kBins - 1))];
+      ++total_;
+    }
+  }
+  // The range holding `percentile` % of the values: (100 - percentile) / 2 %
+  // of them (at most) left out at either end, to bin edges; with 0 in it.
+  Range central(double percentile) const {
+    if (total_ == 0) return range_;
+    const double tail = (100.0 - percentile) / 200.0 * static_cast<double>(total_);
+    const double width = (static_cast<double>(range_.hi) - range_.lo) / kBins;
+    int first = 0, last = kBins - 1;
+    for (double below = 0; first < last && below + static_cast<double>(counts_[first]) <= tail; ++first)
+      below += static_cast<double>(counts_[first]);
+    for (double above = 0; last > first && above + static_cast<double>(counts_[last]) <= tail; --last)
+      above += static_cast<double>(counts_[last]);
+    Range r;
+    r.lo = std::min(0.0f, static_cast<float>(range_.lo + first * width));
+    r.hi = std::max(0.0f, static_cast<float>(range_.lo + (last + 1) * width));
+    return r;
+  }
+
+ private:
+  Range range_;
+  std::vector<uint64_t> counts_;
+  uint64_t total_ = 0;
+};
+
 // uint8, asymmetric: the range onto 0..255 with 0 exact.
 std::pair<float, uint8_t> uint8_parameters(const Range& r) {
   float scale = (r.hi - r.lo) / 255.0f;
@@ -204,6 +244,15 @@ QuantizeReport quantize_model(const std::string& model, const std::string& out_p
                 fmt::format("{}: opset {}: per-channel weights need opset 13 or later (DequantizeLinear's axis); "
                             "quantize per tensor, or export the model at opset 13",
                             model, opset));
+  if (options.method != "minmax" && options.method != "percentile")
+    throw Error(ErrorCode::kUsage,
+                fmt::format("calibration method '{}': expected minmax or percentile", options.method));
+  if (options.dynamic && options.method != "minmax")
+    throw Error(ErrorCode::kUsage, fmt::format("calibration method {}: dynamic quantization takes each run's range "
+                                               "from its own data",
+                                               options.method));
+  if (!(options.percentile > 50.0 && options.percentile <= 100.0))
+    throw Error(ErrorCode::kUsage, fmt::format("percentile {}: expected more than 50, at most 100", options.percentile));
   if (options.calibration.empty() && options.n_random < 1)
     throw Error(ErrorCode::kUsage,
                 fmt::format("random calibration runs: expected 1 or more, got {}", options.n_random));
@@ -280,6 +329,17 @@ QuantizeReport quantize_model(const std::string& model, const std::string& out_p
         }
       }
       ++report.n_calibration_runs;
+    }
+    if (options.method == "percentile") {
+      // Pass 2b: the same runs again, each value's histogram over its range;
+      // then the range without the tails.
+      std::map<ValueId, Histogram> histograms;
+      for (ValueId v : activations) histograms.emplace(v, Histogram(ranges[v]));
+      for (const TensorMap& in : inputs) {
+        TensorMap out = session.run(in);
+        for (ValueId v : activations) histograms.at(v).add(out.at(graph.values[v].name));
+      }
+      for (ValueId v : activations) ranges[v] = histograms.at(v).central(options.percentile);
     }
   }
 

@@ -23,6 +23,7 @@ struct QuantizeCommand {
   bool dynamic = false;
   int n_random = 8;
   std::string method = "minmax";
+  double percentile = 99.999;
   std::string devices = "cpu";
   int* exit_code = nullptr;
 
@@ -57,11 +58,15 @@ struct QuantizeCommand {
   void execute() {
     if (dynamic && !calibration.empty())
       throw Error(ErrorCode::kUsage, "--calibration: dynamic quantization takes each run's range from its own data");
+    if (dynamic && method != "minmax")
+      throw Error(ErrorCode::kUsage, "--method: dynamic quantization takes each run's range from its own data");
     QuantizeOptions options;
     options.calibration = calibration_runs();
     options.per_channel = per_channel;
     options.dynamic = dynamic;
     options.n_random = n_random;
+    options.method = method;
+    options.percentile = percentile;
     options.devices = devices;
     QuantizeReport report = quantize_model(model, out, options);
     if (dynamic) {
@@ -78,9 +83,10 @@ struct QuantizeCommand {
                  "the activation ranges are those of random data\n",
                  report.n_calibration_runs);
     fmt::print("{}: {} Convs quantized ({} weights, int8; activations uint8), {} activations calibrated over "
-               "{} runs\n",
+               "{} runs ({})\n",
                out, report.n_quantized_convs, per_channel ? "per-channel" : "per-tensor", report.n_activations,
-               report.n_calibration_runs);
+               report.n_calibration_runs,
+               method == "percentile" ? fmt::format("the central {}% of each one's values", percentile) : "min-max");
     for (const auto& s : report.skipped) fmt::print("  left in float32: {}\n", s);
     *exit_code = 0;
   }
@@ -106,7 +112,14 @@ void add_quantize_command(CLI::App& app, int* exit_code) {
                 "one weight scale per output channel (static: needs opset 13) or per column (--dynamic)");
   sub->add_flag("--dynamic", cmd->dynamic,
                 "quantize the MatMuls with constant weights, activations at run time (no calibration; opset 11)");
-  sub->add_option("--method", cmd->method, "calibration method")->capture_default_str()->check(CLI::IsMember({"minmax"}));
+  sub->add_option("--method", cmd->method,
+                  "calibration: minmax (each activation's whole range) or percentile (its range without the "
+                  "outermost values, see --percentile)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"minmax", "percentile"}));
+  sub->add_option("--percentile", cmd->percentile, "with --method percentile: the % of each activation's values kept")
+      ->capture_default_str()
+      ->check(CLI::Range(50.0, 100.0));
   sub->add_option("--devices", cmd->devices, "where the calibration runs (see `hetsched devices`)")
       ->capture_default_str();
   sub->callback([cmd] { cmd->execute(); });
