@@ -86,6 +86,26 @@ void write_gelu_as_erf(const Graph& graph, const Node& n, onnx::GraphProto* g) {
   node("Mul", "/half", {base + "/product", constant("/half_factor", 0.5)}, y);
 }
 
+// A QLinearAdd (com.microsoft, which fuse_quantized_ops makes) as the
+// default-domain ops it fused: DequantizeLinear of A and of B, Add,
+// QuantizeLinear; intermediates named after the node.
+void write_qlinear_add_as_qdq(const Graph& graph, const Node& n, onnx::GraphProto* g) {
+  auto name = [&](size_t i) { return n.inputs[i] == kNoValue ? std::string() : graph.values[n.inputs[i]].name; };
+  auto node = [&](const std::string& op, const std::string& suffix, std::vector<std::string> inputs,
+                  const std::string& output) {
+    auto* np = g->add_node();
+    np->set_name(n.name + suffix);
+    np->set_op_type(op);
+    for (const auto& i : inputs) np->add_input(i);
+    np->add_output(output);
+  };
+  const std::string& base = n.name;
+  node("DequantizeLinear", "/dequantize_a", {name(0), name(1), name(2)}, base + "/a");
+  node("DequantizeLinear", "/dequantize_b", {name(3), name(4), name(5)}, base + "/b");
+  node("Add", "/add", {base + "/a", base + "/b"}, base + "/sum");
+  node("QuantizeLinear", "/quantize", {base + "/sum", name(6), name(7)}, graph.values[n.outputs[0]].name);
+}
+
 }  // namespace
 
 onnx::ModelProto graph_to_model(const Graph& graph, bool large_constants_as_inputs) {
@@ -110,6 +130,10 @@ onnx::ModelProto graph_to_model(const Graph& graph, bool large_constants_as_inpu
   for (const Node& n : graph.nodes) {
     if (n.op_type == "Gelu" && n.domain.empty() && opset_version < 20) {
       write_gelu_as_erf(graph, n, g);
+      continue;
+    }
+    if (n.op_type == "QLinearAdd" && n.domain == "com.microsoft") {
+      write_qlinear_add_as_qdq(graph, n, g);
       continue;
     }
     auto* np = g->add_node();

@@ -25,6 +25,13 @@
 // And DequantizeLinear -> MaxPool becomes MaxPool -> DequantizeLinear (for a
 // positive scale, the max of dequantized values is the dequantized max), so a
 // Conv after a pool is fused too and the pool runs on 8-bit values.
+// And DequantizeLinear(a) + DequantizeLinear(b) -> QuantizeLinear (a residual
+// Add between quantized blocks), every scale and zero point one value, a, b
+// and the sum of one shape, the sum read by the QuantizeLinear alone,
+// becomes QLinearAdd (ONNX Runtime's contrib op, domain com.microsoft), which
+// computes the same float32 arithmetic on the 8-bit values: the activations
+// stay 8-bit across the residual. graph_to_model writes it back as the four
+// ops.
 // A DequantizeLinear that nothing reads any more is removed.
 #include <cmath>
 #include <limits>
@@ -269,6 +276,37 @@ bool try_fuse_conv(Graph& g, NodeId conv_id) {
   return true;
 }
 
+bool try_fuse_add(Graph& g, NodeId add_id) {
+  const Node& add = g.nodes[add_id];
+  if (add.inputs.size() != 2 || add.outputs.size() != 1 || add.inputs[0] == add.inputs[1]) return false;
+  const Node* da = producer_of(g, add.inputs[0], "DequantizeLinear");
+  const Node* db = producer_of(g, add.inputs[1], "DequantizeLinear");
+  NodeId next = sole_reader(g, add.outputs[0]);
+  if (!da || !db || next == kNoNode || g.nodes[next].op_type != "QuantizeLinear") return false;
+  const Node& q = g.nodes[next];
+  if (!per_tensor(g, *da) || !per_tensor(g, *db) || !per_tensor(g, q) || q.outputs.size() != 1) return false;
+  const Value &a = g.values[da->inputs[0]], &b = g.values[db->inputs[0]], &sum = g.values[add.outputs[0]];
+  if (!is_8bit(a.dtype) || !is_8bit(b.dtype) || !is_8bit(g.values[q.outputs[0]].dtype) ||
+      sum.dtype != DType::kFloat32 || !sum.shape_is_static() || a.shape != sum.shape || b.shape != sum.shape)
+    return false;
+
+  // Decided: build the QLinearAdd.
+  const std::string name = add.name;
+  Node fused;
+  fused.name = name;
+  fused.op_type = "QLinearAdd";
+  fused.domain = "com.microsoft";
+  fused.opset = 1;
+  fused.inputs = {da->inputs[0], da->inputs[1], zero_point_of(g, *da, name + ".a_zero_point", a.dtype),
+                  db->inputs[0], db->inputs[1], zero_point_of(g, *db, name + ".b_zero_point", b.dtype),
+                  q.inputs[1],   zero_point_of(g, q, name + ".c_zero_point", DType::kUInt8)};
+  fused.outputs = {q.outputs[0]};
+  g.nodes[add_id].op_type.clear();
+  g.nodes[next].op_type.clear();
+  g.add_node(std::move(fused));
+  return true;
+}
+
 }  // namespace
 
 int fuse_quantized_ops(Graph& graph) {
@@ -279,6 +317,9 @@ int fuse_quantized_ops(Graph& graph) {
   if (n_fused) graph.finalize();  // the Convs below read the new DequantizeLinears
   for (size_t n = 0; n < graph.nodes.size(); ++n)
     if (graph.nodes[n].op_type == "Conv" && try_fuse_conv(graph, static_cast<NodeId>(n))) ++n_fused;
+  if (n_fused) graph.finalize();  // readers as the fused Convs left them
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    if (graph.nodes[n].op_type == "Add" && try_fuse_add(graph, static_cast<NodeId>(n))) ++n_fused;
   if (n_fused == 0) return 0;
   // A DequantizeLinear read by fused Convs only is read by nothing now.
   std::vector<int> reads(graph.values.size(), 0);

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "graph/onnx_export.h"
 #include "hetsched/quantize.h"
 #include "hetsched/session.h"
 #include "onnx_model_util.h"
@@ -187,6 +188,82 @@ TEST_F(QuantizedFusionTest, ADynamicallyQuantizedMatMulRunsAsOneInt8MatmulWithTh
     }
     EXPECT_LT(worst, 0.02 * largest) << "per_channel " << per_channel;
   }
+}
+
+// a, b float [1, 16, 6, 6] -> QuantizeLinear -> DequantizeLinear each (a in
+// uint8, b in int8) -> Add -> QuantizeLinear (`c_type`) -> DequantizeLinear -> y:
+// the residual Add of a QDQ model. With `blocked`, a and b first go through
+// a Conv each, so the 8-bit values reach the Add in the Convs' layout.
+onnx::ModelProto qdq_add(int32_t c_type, bool blocked) {
+  onnx::ModelProto m = make_model(13);
+  auto* g = m.mutable_graph();
+  for (const char* x : {"a", "b"}) *g->add_input() = tensor_info(x, onnx::TensorProto_DataType_FLOAT, {1, 16, 6, 6});
+  *g->add_output() = tensor_info("y", onnx::TensorProto_DataType_FLOAT, {1, 16, 6, 6});
+  auto zero_point = [&](const std::string& name, int32_t type, int v) {
+    onnx::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(type);
+    t.add_int32_data(v);
+    *g->add_initializer() = t;
+  };
+  *g->add_initializer() = float_tensor("a_scale", {}, {1.0f / 50});
+  zero_point("a_zp", onnx::TensorProto_DataType_UINT8, 100);
+  *g->add_initializer() = float_tensor("b_scale", {}, {1.0f / 70});
+  zero_point("b_zp", onnx::TensorProto_DataType_INT8, -3);
+  *g->add_initializer() = float_tensor("c_scale", {}, {1.0f / 40});
+  zero_point("c_zp", c_type, c_type == onnx::TensorProto_DataType_UINT8 ? 120 : 5);
+  std::string a = "a", b = "b";
+  if (blocked) {
+    std::vector<float> w(16 * 16, 0.0f);
+    for (int i = 0; i < 16; ++i) w[i * 16 + i] = 1.0f;  // 1x1, identity
+    *g->add_initializer() = float_tensor("w", {16, 16, 1, 1}, w);
+    *g->add_node() = make_node("Conv", {"a", "w"}, {"ca"}, "conv_a");
+    *g->add_node() = make_node("Conv", {"b", "w"}, {"cb"}, "conv_b");
+    a = "ca";
+    b = "cb";
+  }
+  *g->add_node() = make_node("QuantizeLinear", {a, "a_scale", "a_zp"}, {"aq"}, "quantize_a");
+  *g->add_node() = make_node("DequantizeLinear", {"aq", "a_scale", "a_zp"}, {"ad"}, "dequantize_a");
+  *g->add_node() = make_node("QuantizeLinear", {b, "b_scale", "b_zp"}, {"bq"}, "quantize_b");
+  *g->add_node() = make_node("DequantizeLinear", {"bq", "b_scale", "b_zp"}, {"bd"}, "dequantize_b");
+  *g->add_node() = make_node("Add", {"ad", "bd"}, {"sum"}, "add");
+  *g->add_node() = make_node("QuantizeLinear", {"sum", "c_scale", "c_zp"}, {"cq"}, "quantize_c");
+  *g->add_node() = make_node("DequantizeLinear", {"cq", "c_scale", "c_zp"}, {"y"}, "dequantize_c");
+  return m;
+}
+
+// The residual Add of a QDQ model becomes one QLinearAdd that computes, on
+// the CPU backend and on the reference kernels, exactly what the unfused
+// chain does (its values stay 8-bit); it writes back as the four ops.
+TEST_F(QuantizedFusionTest, AResidualAddBetweenQuantizedValuesRunsAsOneQLinearAddWithTheChainsBytes) {
+  for (int32_t c_type : {onnx::TensorProto_DataType_UINT8, onnx::TensorProto_DataType_INT8})
+    for (bool blocked : {false, true}) {
+      SCOPED_TRACE(fmt::format("C type {}, {}", c_type, blocked ? "after Convs" : "plain"));
+      Graph fused = load(qdq_add(c_type, blocked));
+      EXPECT_EQ(count(fused, "QLinearAdd"), 1);
+      EXPECT_EQ(count(fused, "Add"), 0);
+      Session cpu(fused, SessionOptions("cpu"));
+      EXPECT_EQ(cpu.summary().n_fallbacks, 0);
+      if (blocked) {
+        EXPECT_LE(cpu.summary().n_reorders, 4);  // the inputs in, y out
+      }
+      Graph chain = load(qdq_add(c_type, blocked), /*optimize=*/false);
+      for (uint64_t seed : {1u, 2u, 3u}) {
+        TensorMap inputs = cpu.random_inputs(seed);
+        for (auto& [name, t] : inputs)  // [-3, 3): some values saturate
+          for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] *= 3.0f;
+        std::vector<double> want = run_reference(chain, inputs).at("y").to_double_vector();
+        EXPECT_EQ(cpu.run(inputs).at("y").to_double_vector(), want);
+        EXPECT_EQ(run_reference(fused, inputs).at("y").to_double_vector(), want);
+      }
+      // Written out, the QLinearAdd is the four ops again, which compute the same.
+      Graph again = load(graph_to_model(fused), /*optimize=*/false);
+      EXPECT_EQ(count(again, "QLinearAdd"), 0);
+      EXPECT_EQ(count(again, "Add"), 1);
+      TensorMap inputs = cpu.random_inputs(4);
+      EXPECT_EQ(run_reference(again, inputs).at("y").to_double_vector(),
+                run_reference(chain, inputs).at("y").to_double_vector());
+    }
 }
 
 // DynamicQuantizeLinear on the CPU backend (host code on the device's

@@ -114,7 +114,9 @@ std::string ops_markdown(const std::string& platforms_dir) {
   md += fmt::format(
       "One row per ONNX op type (default domain) that the reference kernels run: {} ops, {} of them with a\n"
       "CPU lowering. A model loads when every node's op is listed here; each kernel still checks its node's\n"
-      "attributes and dtypes at load and refuses, naming the node, what it does not implement.\n\n",
+      "attributes and dtypes at load and refuses, naming the node, what it does not implement.\n"
+      "QLinearAdd, ONNX Runtime's contrib op (domain com.microsoft), is made at load from a quantized\n"
+      "model's DequantizeLinear, DequantizeLinear -> Add -> QuantizeLinear; files spell it so.\n\n",
       ops.size(), n_lowered);
   md += "- **reference**: the plain C++ reference kernels (`--reference`), the ground truth and the fallback\n"
         "  of every other kernel.\n"
