@@ -1,6 +1,6 @@
 // The CPU backend's oneDNN lowerings of pooling, normalisation, activation,
-// softmax, LRN and concat ops (src/backends/cpu/ops/{pool, batch_norm,
-// eltwise_op, softmax, lrn, layer_norm, concat}.cpp) against the reference
+// softmax, LRN, concat and slice ops (src/backends/cpu/ops/{pool, batch_norm,
+// eltwise_op, softmax, lrn, layer_norm, concat, slice}.cpp) against the reference
 // kernels: tiny models run on cpu:0 and on the reference kernels with the same
 // random inputs must agree to 1e-4 (relative), and the nodes must really run
 // on oneDNN (no fallback, or exactly the refused ones). Several models put a
@@ -58,6 +58,15 @@ class Model {
   }
   void init(const std::string& name, const std::vector<int64_t>& dims, float lo = -1.0f, float hi = 1.0f) {
     *g()->add_initializer() = float_tensor(name, dims, uniform(count(dims), ++seed_, lo, hi));
+  }
+  // A 1-D int64 constant (Slice's starts, ends, axes, steps).
+  void init_ints(const std::string& name, const std::vector<int64_t>& values) {
+    onnx::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(onnx::TensorProto_DataType_INT64);
+    t.add_dims(static_cast<int64_t>(values.size()));
+    for (int64_t v : values) t.add_int64_data(v);
+    *g()->add_initializer() = t;
   }
   void init_values(const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& values) {
     *g()->add_initializer() = float_tensor(name, dims, values);
@@ -674,6 +683,55 @@ TEST(CpuPoolNorm, LayerNormalization) {
 }
 
 // ---------------------------------------------------------------- concat
+
+TEST(CpuPoolNorm, Slice) {
+  struct Case {
+    std::string name;
+    bool blocked;  // the data from a Conv (channels-last)
+    std::vector<int64_t> starts, ends, axes, steps;
+  };
+  const std::vector<Case> cases = {
+      {"channel_halves", true, {0}, {8}, {1}, {}},           // ShuffleNet's split, channels-last in and out
+      {"second_half", true, {8}, {1000}, {1}, {}},           // an end past the dim, clamped
+      {"spatial_steps", true, {1, 0}, {5, -1}, {2, 3}, {2, 3}},
+      {"backwards", false, {-1, 4}, {-100, 0}, {1, 3}, {-1, -2}},  // negative steps, plain data
+      {"leading_axes", false, {0, 1}, {1, 3}, {0, 1}, {}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    Model m(13);
+    m.input("x", {2, 16, 6, 7});
+    std::string in = "x";
+    if (c.blocked) {
+      m.conv("x", 16, "c");
+      in = "c";
+    }
+    m.init_ints("starts", c.starts);
+    m.init_ints("ends", c.ends);
+    m.init_ints("axes", c.axes);
+    std::vector<std::string> inputs = {in, "starts", "ends", "axes"};
+    if (!c.steps.empty()) {
+      m.init_ints("steps", c.steps);
+      inputs.push_back("steps");
+    }
+    m.node("Slice", inputs, {"s"});
+    if (c.blocked) m.conv("s", c.name == "spatial_steps" ? 16 : 8, "y");  // the Convs' layout on both sides
+    else m.node("Relu", {"s"}, {"y"});
+    m.output("y", 4);
+    ExecutionSummary s = check(m, "slice_" + c.name);
+    if (c.blocked) {
+      EXPECT_LE(s.n_reorders, 2);  // x in, y out: none around the Slice
+    }
+  }
+  // Starts given at run time: the reference kernel.
+  Model runtime(13);
+  runtime.input("x", {3, 8});
+  runtime.input("starts", {1}, onnx::TensorProto_DataType_INT64);
+  runtime.init_ints("ends", {5});
+  runtime.node("Slice", {"x", "starts", "ends"}, {"y"});
+  runtime.output("y", 2);
+  check(runtime, "slice_runtime_starts", 1);
+}
 
 TEST(CpuPoolNorm, Concat) {
   {  // GoogLeNet-like: blocked branches (Conv, Conv, MaxPool of the input) joined on channels.

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "kernels/reference/common.h"
+#include "kernels/reference/slice.h"
 
 namespace hetsched::kernels {
 namespace {
@@ -28,6 +28,22 @@ void check_slice(const Node& node, const Graph& graph) {
 
 std::vector<Tensor> compute_slice(const Node& node, const std::vector<const Tensor*>& inputs) {
   const Tensor& x = required_input(node, inputs, 0);
+  SliceGeometry geometry = slice_geometry(node, x.shape(), inputs);
+  Tensor out(x.dtype(), geometry.out_shape);
+  std::vector<int64_t> in_strides = strides_of(x.shape());
+  std::vector<int64_t> strides(in_strides.size());
+  int64_t base = 0;
+  for (size_t d = 0; d < in_strides.size(); ++d) {
+    base += geometry.first[d] * in_strides[d];
+    strides[d] = geometry.step[d] * in_strides[d];
+  }
+  strided_copy(x.raw(), base, strides, geometry.out_shape, out.raw(), dtype_size(x.dtype()));
+  return {out};
+}
+
+}  // namespace
+
+SliceGeometry slice_geometry(const Node& node, const Shape& shape, const std::vector<const Tensor*>& inputs) {
   std::vector<int64_t> starts, ends, axes, steps;
   if (attribute_form(node)) {
     starts = node.attr_ints("starts");
@@ -47,9 +63,9 @@ std::vector<Tensor> compute_slice(const Node& node, const std::vector<const Tens
     throw_runtime(node, fmt::format("starts, ends, axes and steps have {}, {}, {} and {} values", n, ends.size(),
                                     axes.size(), steps.size()));
 
-  int64_t rank = x.rank();
-  Shape out_shape = x.shape();
-  std::vector<int64_t> first(static_cast<size_t>(rank), 0), step_of(static_cast<size_t>(rank), 1);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  SliceGeometry g{std::vector<int64_t>(static_cast<size_t>(rank), 0), std::vector<int64_t>(static_cast<size_t>(rank), 1),
+                  shape};
   std::vector<bool> seen(static_cast<size_t>(rank), false);
   for (size_t i = 0; i < n; ++i) {
     if (axes[i] < -rank || axes[i] >= rank)
@@ -57,7 +73,7 @@ std::vector<Tensor> compute_slice(const Node& node, const std::vector<const Tens
     size_t a = static_cast<size_t>(axes[i] < 0 ? axes[i] + rank : axes[i]);
     if (seen[a]) throw_runtime(node, fmt::format("axis {} is repeated", axes[i]));
     seen[a] = true;
-    int64_t dim = x.dim(static_cast<int64_t>(a));
+    int64_t dim = shape[a];
     int64_t step = steps[i];
     if (step == 0) throw_runtime(node, fmt::format("step for axis {} is 0", axes[i]));
     // A step longer than the dim takes one element at most, like the dim itself.
@@ -78,24 +94,12 @@ std::vector<Tensor> compute_slice(const Node& node, const std::vector<const Tens
       count = start > end ? (start - end - 1) / -step + 1 : 0;
     }
     if (count == 0) start = 0;
-    first[a] = start;
-    step_of[a] = step;
-    out_shape[a] = count;
+    g.first[a] = start;
+    g.step[a] = step;
+    g.out_shape[a] = count;
   }
-
-  Tensor out(x.dtype(), out_shape);
-  std::vector<int64_t> in_strides = strides_of(x.shape());
-  std::vector<int64_t> strides(static_cast<size_t>(rank));
-  int64_t base = 0;
-  for (size_t d = 0; d < static_cast<size_t>(rank); ++d) {
-    base += first[d] * in_strides[d];
-    strides[d] = step_of[d] * in_strides[d];
-  }
-  strided_copy(x.raw(), base, strides, out_shape, out.raw(), dtype_size(x.dtype()));
-  return {out};
+  return g;
 }
-
-}  // namespace
 
 HETSCHED_REFERENCE_KERNEL("Slice", check_slice, compute_slice);
 
