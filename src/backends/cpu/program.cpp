@@ -391,19 +391,10 @@ void emit_reference(Lowering& lowering, std::vector<Step>& steps, std::vector<Bu
                     const std::string& reason, ProgramStats& stats) {
   const Node& node = lowering.node();
   const auto* kernel = kernels::find_reference_kernel(node.op_type);
-  Step step;
-  step.label = node.label() + " (reference)";
-  step.nodes = {lowering.node_id()};
   std::vector<BufferId> ins, outs;
   for (size_t i = 0; i < node.inputs.size(); ++i)
     ins.push_back(node.inputs[i] == kNoValue ? kNoBuffer : lowering.input(i));
   for (ValueId v : node.outputs) outs.push_back(v == kNoValue ? kNoBuffer : lowering.output(v));
-  for (BufferId b : ins) step.args.emplace_back(0, b);
-  for (BufferId b : outs) step.args.emplace_back(0, b);
-  for (BufferId b : ins)
-    if (b != kNoBuffer) step.reads.push_back(b);
-  for (BufferId b : outs)
-    if (b != kNoBuffer) step.writes.push_back(b);
   // Shapes and dtypes are fixed at compile time; the kernel gets wrapping tensors.
   std::vector<std::pair<DType, Shape>> in_types, out_types;
   for (BufferId b : ins) in_types.emplace_back(b == kNoBuffer ? DType::kUndefined : buffers[b].dtype,
@@ -412,7 +403,7 @@ void emit_reference(Lowering& lowering, std::vector<Step>& steps, std::vector<Bu
                                                  b == kNoBuffer ? Shape{} : buffers[b].shape);
   const Node* node_ptr = &node;
   size_t n_in = ins.size();
-  step.host = [kernel, node_ptr, in_types, out_types, n_in](const std::vector<void*>& ptrs) {
+  auto code = [kernel, node_ptr, in_types, out_types, n_in](const std::vector<void*>& ptrs) {
     std::vector<Tensor> inputs(n_in);
     std::vector<const Tensor*> args(n_in, nullptr);
     for (size_t i = 0; i < n_in; ++i) {
@@ -432,7 +423,8 @@ void emit_reference(Lowering& lowering, std::vector<Step>& steps, std::vector<Bu
       std::memcpy(dst, r.raw(), r.nbytes());
     }
   };
-  steps.push_back(std::move(step));
+  lowering.emit_host(std::move(code), ins, outs);
+  steps.back().label += " (reference)";
   ++stats.n_fallbacks;
   stats.fallbacks.push_back(node.label() + ": " + reason);
 }
