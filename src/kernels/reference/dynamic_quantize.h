@@ -8,7 +8,6 @@
 //   y = saturate(round_half_to_even(x / y_scale) + y_zero_point)
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 
 #include "kernels/reference/quantize_common.h"
@@ -41,26 +40,11 @@ inline float scale_of(const Range& r) { return (r.hi - r.lo) / 255.0f; }
 // The zero point of a range with scale_of(r) > 0.
 inline uint8_t zero_point_of(const Range& r, float scale) { return quant::saturate_round<uint8_t>(0.0f - r.lo / scale, 0); }
 
-// round_half_to_even(v) + zp saturated to uint8, for v = x / y_scale as a
-// float32, in arithmetic the compiler vectorises: what quant::saturate_round
-// computes. v is first clamped to +-1024, which saturates the same as v
-// itself (zp is 0..255); adding and subtracting 1.5 x 2^23 then rounds it to
-// the nearest integer, ties to even (the default rounding mode), exactly for
-// |v| <= 2^22; that integer converts exactly, and zp is added and the sum
-// saturated in int32 (twice as fast as in float32, measured).
-inline uint8_t quantize_uint8(float v, int32_t zp) {
-  constexpr float kRound = 12582912.0f;  // 1.5 x 2^23
-  v = std::max(v, -1024.0f);
-  v = std::min(v, 1024.0f);
-  int32_t r = static_cast<int32_t>((v + kRound) - kRound) + zp;
-  return static_cast<uint8_t>(std::min(std::max(r, 0), 255));
-}
-
 // y for n values of x, given y_scale > 0 and y_zero_point.
 inline void quantize(const float* __restrict in, int64_t n, float scale, uint8_t zero_point, uint8_t* __restrict out) {
   const int32_t z = zero_point;
 #pragma omp simd
-  for (int64_t j = 0; j < n; ++j) out[j] = quantize_uint8(in[j] / scale, z);
+  for (int64_t j = 0; j < n; ++j) out[j] = quant::saturate_round_float<uint8_t>(in[j] / scale, z);
 }
 
 }  // namespace hetsched::kernels::dynamic_quant

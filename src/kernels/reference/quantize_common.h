@@ -31,6 +31,22 @@ Q saturate_round(double v, int32_t zero_point) {
   return static_cast<Q>(r);
 }
 
+// saturate_round for a float32 v, in float32 and int32 steps the compiler
+// vectorises (host code of the CPU backend, the dynamic quantization
+// kernel), with the same result: v clamped to +-1024 saturates the same as v
+// itself (zero points are within +-255); adding and subtracting 1.5 x 2^23
+// rounds it to the nearest integer, ties to even (the default rounding
+// mode), exactly for |v| <= 2^22; that integer converts exactly, and the
+// zero point is added and the sum saturated in int32. NaN is not handled.
+template <typename Q>
+inline Q saturate_round_float(float v, int32_t zero_point) {
+  constexpr float kRound = 12582912.0f;  // 1.5 x 2^23
+  v = std::min(std::max(v, -1024.0f), 1024.0f);
+  int32_t r = static_cast<int32_t>((v + kRound) - kRound) + zero_point;
+  return static_cast<Q>(std::min<int32_t>(std::max<int32_t>(r, std::numeric_limits<Q>::lowest()),
+                                          std::numeric_limits<Q>::max()));
+}
+
 // The per-element parameter (a scale or a zero point) of `param` for the
 // element at `index` of a tensor of `shape`: `param` holds one value (per
 // tensor), or one per entry of dim `axis` (per axis; 1-D of shape[axis]).

@@ -5,19 +5,17 @@
 // So: host code with the reference kernel's element arithmetic
 // (kernels/reference/dynamic_quantize.h), the same bytes; the range taken in
 // chunks by the device's OpenMP team and merged, then the chunks quantized;
-// vector code for AVX-512 or AVX2 where the CPU has them (target_clones: the
-// library's baseline is SSE2). Transformers quantized dynamically run it on
+// vector code for AVX-512 or AVX2 where the CPU has them (host_code.h). Transformers quantized dynamically run it on
 // every MatMul's input: 48 times in BERT-base, where the reference kernel
 // (one thread, SSE2, a fresh output tensor copied over) took 40% of the int8
 // run on two cores.
 // Supported: float32 x. A NaN in x is an error naming the element, as the
 // reference kernel's.
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include "backends/cpu/host_code.h"
 #include "backends/cpu/lowering.h"
 #include "kernels/reference/dynamic_quantize.h"
 
@@ -25,8 +23,6 @@ namespace hetsched::cpu {
 namespace {
 
 namespace dq = kernels::dynamic_quant;
-
-#define HETSCHED_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 
 HETSCHED_VECTOR_CLONES dq::Range range_of(const float* in, int64_t n) { return dq::range(in, n); }
 
@@ -36,15 +32,9 @@ HETSCHED_VECTOR_CLONES void quantize_values(const float* in, int64_t n, float sc
 
 // Computes the node's outputs (any of them may be absent: nullptr).
 void run(const Node& node, const float* x, int64_t n, uint8_t* y, float* y_scale, uint8_t* y_zero_point) {
-  constexpr int64_t kMinChunk = 16384;  // values: below that, a thread's wake-up costs more than it saves
-  const int64_t n_chunks = std::min<int64_t>(omp_get_max_threads(), (n + kMinChunk - 1) / kMinChunk);
-  const int64_t chunk = n_chunks > 0 ? (n + n_chunks - 1) / n_chunks : 0;
-  std::vector<dq::Range> parts(static_cast<size_t>(n_chunks));
-#pragma omp parallel for schedule(static) if (n_chunks > 1)
-  for (int64_t k = 0; k < n_chunks; ++k) {
-    int64_t begin = k * chunk, end = std::min(n, begin + chunk);
-    if (begin < end) parts[k] = range_of(x + begin, end - begin);
-  }
+  const Chunks chunks(n);
+  std::vector<dq::Range> parts(static_cast<size_t>(chunks.count));
+  chunks.for_each([&](int64_t k, int64_t begin, int64_t end) { parts[k] = range_of(x + begin, end - begin); });
   dq::Range range;
   for (const dq::Range& part : parts) {
     range.lo = std::min(range.lo, part.lo);
@@ -64,11 +54,9 @@ void run(const Node& node, const float* x, int64_t n, uint8_t* y, float* y_scale
     std::memset(y, 0, static_cast<size_t>(n));
     return;
   }
-#pragma omp parallel for schedule(static) if (n_chunks > 1)
-  for (int64_t k = 0; k < n_chunks; ++k) {
-    int64_t begin = k * chunk, end = std::min(n, begin + chunk);
-    if (begin < end) quantize_values(x + begin, end - begin, scale, zero_point, y + begin);
-  }
+  chunks.for_each([&](int64_t, int64_t begin, int64_t end) {
+    quantize_values(x + begin, end - begin, scale, zero_point, y + begin);
+  });
 }
 
 bool lower_dynamic_quantize_linear(Lowering& l) {

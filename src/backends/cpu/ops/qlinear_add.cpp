@@ -6,17 +6,15 @@
 // kernel's float32 steps, the same bytes (CMakeLists.txt compiles this file
 // with -ffp-contract=off, so no step is fused into an FMA), chunks shared by
 // the device's OpenMP team, vector code for AVX-512 or AVX2 where the CPU has
-// them (target_clones: the library's baseline is SSE2).
+// them (host_code.h).
 // Supported: A, B and C uint8 or int8 of one shape, one scale and zero point
 // each, constant.
-#include <omp.h>
-
-#include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <optional>
 
+#include "backends/cpu/host_code.h"
 #include "backends/cpu/lowering.h"
+#include "kernels/reference/quantize_common.h"
 
 namespace hetsched::cpu {
 namespace {
@@ -26,44 +24,25 @@ struct Parameters {
   int32_t za, zb, zc;
 };
 
-// The reference kernel's quant::saturate_round for v = sum / C_scale, in
-// float32 steps the compiler vectorises: v clamped to +-1024 saturates the
-// same as v itself (the zero point is within +-255); adding and subtracting
-// 1.5 x 2^23 rounds it to the nearest integer, ties to even, exactly for
-// |v| <= 2^22.
-template <typename C>
-inline C saturate_round(float v, int32_t zero_point) {
-  constexpr float kRound = 12582912.0f;  // 1.5 x 2^23
-  v = std::min(std::max(v, -1024.0f), 1024.0f);
-  int32_t r = static_cast<int32_t>((v + kRound) - kRound) + zero_point;
-  return static_cast<C>(std::min<int32_t>(std::max<int32_t>(r, std::numeric_limits<C>::lowest()),
-                                          std::numeric_limits<C>::max()));
-}
-
+// The reference kernel's steps; quant::saturate_round_float rounds as its
+// quant::saturate_round does.
 template <typename A, typename B, typename C>
-__attribute__((target_clones("avx512f", "avx2", "default"))) void add_values(const A* __restrict a,
-                                                                            const B* __restrict b, C* __restrict c,
-                                                                            int64_t n, Parameters p) {
+HETSCHED_VECTOR_CLONES void add_values(const A* __restrict a, const B* __restrict b, C* __restrict c, int64_t n,
+                                       Parameters p) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
     float fa = static_cast<float>(static_cast<int32_t>(a[i]) - p.za) * p.sa;
     float fb = static_cast<float>(static_cast<int32_t>(b[i]) - p.zb) * p.sb;
-    c[i] = saturate_round<C>((fa + fb) / p.sc, p.zc);
+    c[i] = kernels::quant::saturate_round_float<C>((fa + fb) / p.sc, p.zc);
   }
 }
 
 template <typename A, typename B, typename C>
 void run(const void* a, const void* b, void* c, int64_t n, const Parameters& p) {
-  constexpr int64_t kMinChunk = 16384;  // values: below that, a thread's wake-up costs more than it saves
-  const int64_t n_chunks = std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), n / kMinChunk));
-  const int64_t chunk = (n + n_chunks - 1) / n_chunks;
-#pragma omp parallel for schedule(static) if (n_chunks > 1)
-  for (int64_t k = 0; k < n_chunks; ++k) {
-    int64_t begin = k * chunk, end = std::min(n, begin + chunk);
-    if (begin < end)
-      add_values(static_cast<const A*>(a) + begin, static_cast<const B*>(b) + begin, static_cast<C*>(c) + begin,
-                 end - begin, p);
-  }
+  Chunks(n).for_each([&](int64_t, int64_t begin, int64_t end) {
+    add_values(static_cast<const A*>(a) + begin, static_cast<const B*>(b) + begin, static_cast<C*>(c) + begin,
+               end - begin, p);
+  });
 }
 
 using RunFn = void (*)(const void*, const void*, void*, int64_t, const Parameters&);
