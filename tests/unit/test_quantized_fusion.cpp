@@ -194,7 +194,7 @@ TEST_F(QuantizedFusionTest, ADynamicallyQuantizedMatMulRunsAsOneInt8MatmulWithTh
 // uint8, b in int8) -> Add -> QuantizeLinear (`c_type`) -> DequantizeLinear -> y:
 // the residual Add of a QDQ model. With `blocked`, a and b first go through
 // a Conv each, so the 8-bit values reach the Add in the Convs' layout.
-onnx::ModelProto qdq_add(int32_t c_type, bool blocked) {
+onnx::ModelProto qdq_add(int32_t c_type, bool blocked, float c_scale = 1.0f / 40) {
   onnx::ModelProto m = make_model(13);
   auto* g = m.mutable_graph();
   for (const char* x : {"a", "b"}) *g->add_input() = tensor_info(x, onnx::TensorProto_DataType_FLOAT, {1, 16, 6, 6});
@@ -210,7 +210,7 @@ onnx::ModelProto qdq_add(int32_t c_type, bool blocked) {
   zero_point("a_zp", onnx::TensorProto_DataType_UINT8, 100);
   *g->add_initializer() = float_tensor("b_scale", {}, {1.0f / 70});
   zero_point("b_zp", onnx::TensorProto_DataType_INT8, -3);
-  *g->add_initializer() = float_tensor("c_scale", {}, {1.0f / 40});
+  *g->add_initializer() = float_tensor("c_scale", {}, {c_scale});
   zero_point("c_zp", c_type, c_type == onnx::TensorProto_DataType_UINT8 ? 120 : 5);
   std::string a = "a", b = "b";
   if (blocked) {
@@ -264,6 +264,21 @@ TEST_F(QuantizedFusionTest, AResidualAddBetweenQuantizedValuesRunsAsOneQLinearAd
       EXPECT_EQ(run_reference(again, inputs).at("y").to_double_vector(),
                 run_reference(chain, inputs).at("y").to_double_vector());
     }
+  // C's scale 0: a sum of 0 is 0 / 0, which the reference kernels quantize
+  // to the zero point; the CPU backend leaves the node to them.
+  onnx::ModelProto zero_scale = qdq_add(onnx::TensorProto_DataType_UINT8, false, 0.0f);
+  *zero_scale.mutable_graph()->add_output() = tensor_info("cq", onnx::TensorProto_DataType_UINT8, {1, 16, 6, 6});
+  Graph fused = load(zero_scale);
+  EXPECT_EQ(count(fused, "QLinearAdd"), 1);
+  Session cpu(fused, SessionOptions("cpu"));
+  const std::vector<std::string>& fallbacks = cpu.summary().fallbacks;
+  EXPECT_TRUE(std::any_of(fallbacks.begin(), fallbacks.end(),
+                          [](const std::string& f) { return f.find("QLinearAdd") != std::string::npos; }));
+  TensorMap zeros = cpu.random_inputs(1);
+  for (auto& [name, t] : zeros) std::fill(t.data<float>(), t.data<float>() + t.numel(), 0.0f);
+  std::vector<double> want = run_reference(load(zero_scale, false), zeros).at("cq").to_double_vector();
+  EXPECT_EQ(want, std::vector<double>(want.size(), 120.0));  // the zero point
+  EXPECT_EQ(cpu.run(zeros).at("cq").to_double_vector(), want);
 }
 
 // DynamicQuantizeLinear on the CPU backend (host code on the device's

@@ -8,7 +8,8 @@
 // the device's OpenMP team, vector code for AVX-512 or AVX2 where the CPU has
 // them (host_code.h).
 // Supported: A, B and C uint8 or int8 of one shape, one scale and zero point
-// each, constant.
+// each, constant, the scales' magnitudes within 1e-30..1e30.
+#include <cmath>
 #include <cstdint>
 #include <optional>
 
@@ -74,6 +75,10 @@ bool lower_qlinear_add(Lowering& l) {
   p.sa = l.constant(1).data<float>()[0];
   p.sb = l.constant(4).data<float>()[0];
   p.sc = l.constant(6).data<float>()[0];
+  // Every step finite (no inf - inf, no 0 / 0, which the reference kernel
+  // rounds to the zero point and this code would not): scales of real models.
+  for (float scale : {p.sa, p.sb, p.sc})
+    if (!(std::fabs(scale) >= 1e-30f && std::fabs(scale) <= 1e30f)) return false;
   p.za = static_cast<int32_t>(l.constant(2).to_int64_vector()[0]);
   p.zb = static_cast<int32_t>(l.constant(5).to_int64_vector()[0]);
   p.zc = static_cast<int32_t>(l.constant(7).to_int64_vector()[0]);
@@ -109,7 +114,7 @@ bool lower_qlinear_add(Lowering& l) {
 
 HETSCHED_CPU_LOWERING("QLinearAdd", lower_qlinear_add,
                       "host code on the device's threads (AVX-512 or AVX2), the reference kernel's arithmetic",
-                      "scales or zero points computed at run time or of more than one value; A, B and C of different "
-                      "shapes");
+                      "scales or zero points computed at run time or of more than one value; a scale of 0 or a "
+                      "magnitude outside 1e-30..1e30; A, B and C of different shapes");
 
 }  // namespace hetsched::cpu
