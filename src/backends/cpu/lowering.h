@@ -27,6 +27,10 @@ namespace hetsched::cpu {
 std::optional<dnnl::memory::data_type> dnnl_type(DType dtype);
 // Plain row-major memory desc (format a, ab, abc...).
 dnnl::memory::desc plain_desc(DType dtype, const Shape& shape);
+// The element strides of `desc` when its layout is dense without inner
+// blocks (plain, or a permutation of it such as channels-last), so that host
+// code can walk it; nullopt for blocked or padded layouts.
+std::optional<dnnl::memory::dims> dense_strides(const dnnl::memory::desc& desc);
 
 class Lowering {
  public:

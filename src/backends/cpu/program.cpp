@@ -67,6 +67,16 @@ std::optional<dt> dnnl_type(DType dtype) {
   }
 }
 
+std::optional<dnnl::memory::dims> dense_strides(const dnnl::memory::desc& desc) {
+  const dnnl_memory_desc_t& d = desc.data;
+  if (d.format_kind != dnnl_blocked || d.format_desc.blocking.inner_nblks != 0 || d.offset0 != 0) return std::nullopt;
+  dnnl::memory::dims dims = desc.dims();
+  size_t bytes = dnnl::memory::data_type_size(desc.data_type());
+  for (dnnl::memory::dim n : dims) bytes *= static_cast<size_t>(n);
+  if (desc.get_size() != bytes) return std::nullopt;  // padded
+  return dnnl::memory::dims(d.format_desc.blocking.strides, d.format_desc.blocking.strides + d.ndims);
+}
+
 dnnl::memory::desc plain_desc(DType dtype, const Shape& shape) {
   auto type = dnnl_type(dtype);
   if (!type) throw Error(ErrorCode::kRuntime, fmt::format("oneDNN has no {} type", dtype_name(dtype)));

@@ -87,19 +87,10 @@ bool lower_qlinear_add(Lowering& l) {
   // Element by element, any dense layout serves: A's, when it has one
   // (the int8 Convs' channels-last), B read and C written in it too.
   const int64_t n = shape_numel(c.shape);
-  dnnl::memory::desc a_desc = l.input_desc(0);
-  std::optional<dnnl::memory::desc> layout;
-  if (a_desc.data.format_kind == dnnl_blocked && a_desc.data.format_desc.blocking.inner_nblks == 0 &&
-      static_cast<int64_t>(a_desc.get_size()) == n) {
-    const dnnl_dims_t& strides = a_desc.data.format_desc.blocking.strides;
-    layout = dnnl::memory::desc(a_desc.dims(), dnnl::memory::data_type::u8,
-                                dnnl::memory::dims(strides, strides + a_desc.data.ndims));
-  }
+  std::optional<dnnl::memory::dims> strides = dense_strides(l.input_desc(0));
   auto in_layout = [&](DType dtype) -> std::optional<dnnl::memory::desc> {
-    if (!layout) return std::nullopt;
-    dnnl::memory::desc d = *layout;
-    d.data.data_type = static_cast<dnnl_data_type_t>(*dnnl_type(dtype));
-    return d;
+    if (!strides) return std::nullopt;
+    return dnnl::memory::desc(dnnl::memory::dims(c.shape.begin(), c.shape.end()), *dnnl_type(dtype), *strides);
   };
 
   // Everything is decided: emit.

@@ -14,15 +14,6 @@
 namespace hetsched::cpu {
 namespace {
 
-// Element strides of a dense layout without inner blocks (plain or a
-// permutation of it, e.g. channels-last), or empty for any other.
-std::vector<int64_t> dense_strides(const dnnl::memory::desc& d, int64_t bytes) {
-  if (d.data.format_kind != dnnl_blocked || d.data.format_desc.blocking.inner_nblks != 0 || d.data.offset0 != 0 ||
-      static_cast<int64_t>(d.get_size()) != bytes)
-    return {};
-  return std::vector<int64_t>(d.data.format_desc.blocking.strides, d.data.format_desc.blocking.strides + d.data.ndims);
-}
-
 bool lower_slice(Lowering& l) {
   const Node& node = l.node();
   if (!l.has_input(0) || node.outputs.size() != 1 || node.outputs[0] == kNoValue) return false;
@@ -46,11 +37,10 @@ bool lower_slice(Lowering& l) {
   // The data's layout when dense (else plain), and the output in the same
   // order of dims, dense.
   const size_t rank = x.shape.size();
-  const size_t element = dtype_size(x.dtype);
-  std::vector<int64_t> in_strides = dense_strides(l.input_desc(0), shape_numel(x.shape) * static_cast<int64_t>(element));
+  std::optional<dnnl::memory::dims> dense = dense_strides(l.input_desc(0));
+  std::vector<int64_t> in_strides = dense ? *dense : kernels::strides_of(x.shape);
   std::optional<dnnl::memory::desc> in_layout;
-  if (in_strides.empty()) in_strides = kernels::strides_of(x.shape);
-  else in_layout = l.input_desc(0);
+  if (dense) in_layout = l.input_desc(0);
   std::vector<size_t> order(rank);  // dims, outermost first in memory
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return in_strides[a] > in_strides[b]; });
@@ -73,6 +63,7 @@ bool lower_slice(Lowering& l) {
   }
 
   // Everything is decided: emit.
+  const size_t element = dtype_size(x.dtype);
   BufferId src = l.input(0, in_layout);
   BufferId dst = l.output(node.outputs[0],
                           dnnl::memory::desc(dnnl::memory::dims(y.shape.begin(), y.shape.end()), *dnnl_type(y.dtype),
