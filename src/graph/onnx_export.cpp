@@ -57,6 +57,17 @@ void write_attribute(const std::string& name, const Attribute& a, onnx::Attribut
   }
 }
 
+// A node of one output, named after the fused node `base` with `suffix`:
+// how a fused node is written back as the ops it was made of.
+void add_unfused_node(onnx::GraphProto* g, const std::string& base, const std::string& suffix, const std::string& op,
+                      const std::vector<std::string>& inputs, const std::string& output) {
+  auto* np = g->add_node();
+  np->set_name(base + suffix);
+  np->set_op_type(op);
+  for (const auto& i : inputs) np->add_input(i);
+  np->add_output(output);
+}
+
 // A Gelu node (approximate "none", which fuse_gelu makes) as the ops an
 // opset before 20 has: x / sqrt(2) -> Erf -> + 1 -> x * that -> * 0.5, its
 // constants and intermediates named after the node.
@@ -70,14 +81,8 @@ void write_gelu_as_erf(const Graph& graph, const Node& n, onnx::GraphProto* g) {
     *g->add_initializer() = tensor_to_proto(t, base + suffix);
     return base + suffix;
   };
-  auto node = [&](const std::string& op, const std::string& suffix, std::vector<std::string> inputs,
-                  const std::string& output) {
-    auto* np = g->add_node();
-    np->set_name(base + suffix);
-    np->set_op_type(op);
-    for (const auto& i : inputs) np->add_input(i);
-    np->add_output(output);
-  };
+  auto node = [&](const std::string& op, const std::string& suffix, const std::vector<std::string>& inputs,
+                  const std::string& output) { add_unfused_node(g, base, suffix, op, inputs, output); };
   const std::string y = graph.values[n.outputs[0]].name;
   node("Div", "/div", {x.name, constant("/sqrt2", std::sqrt(2.0))}, base + "/scaled");
   node("Erf", "/erf", {base + "/scaled"}, base + "/erf_out");
@@ -91,15 +96,9 @@ void write_gelu_as_erf(const Graph& graph, const Node& n, onnx::GraphProto* g) {
 // QuantizeLinear; intermediates named after the node.
 void write_qlinear_add_as_qdq(const Graph& graph, const Node& n, onnx::GraphProto* g) {
   auto name = [&](size_t i) { return n.inputs[i] == kNoValue ? std::string() : graph.values[n.inputs[i]].name; };
-  auto node = [&](const std::string& op, const std::string& suffix, std::vector<std::string> inputs,
-                  const std::string& output) {
-    auto* np = g->add_node();
-    np->set_name(n.name + suffix);
-    np->set_op_type(op);
-    for (const auto& i : inputs) np->add_input(i);
-    np->add_output(output);
-  };
   const std::string& base = n.name;
+  auto node = [&](const std::string& op, const std::string& suffix, const std::vector<std::string>& inputs,
+                  const std::string& output) { add_unfused_node(g, base, suffix, op, inputs, output); };
   node("DequantizeLinear", "/dequantize_a", {name(0), name(1), name(2)}, base + "/a");
   node("DequantizeLinear", "/dequantize_b", {name(3), name(4), name(5)}, base + "/b");
   node("Add", "/add", {base + "/a", base + "/b"}, base + "/sum");
