@@ -61,3 +61,11 @@ def timed(session, feeds, n):
         session.run(feeds)
         times.append((time.perf_counter() - start) * 1e3)
     return statistics.median(times)
+
+
+def compared(a, b):
+    """Cosine similarity of two arrays (flattened), and the largest difference
+    relative to b's largest value."""
+    import numpy as np
+    a, b = np.ravel(a).astype(np.float64), np.ravel(b).astype(np.float64)
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b))), float(np.max(np.abs(a - b)) / np.max(np.abs(b)))

@@ -45,7 +45,7 @@ import tempfile
 
 import numpy as np
 
-from bench_common import cpu_model, geomean, run, write_csv
+from bench_common import compared, cpu_model, geomean, run, write_csv
 from cpu_vs_pytorch import input_shape, last_line, run_child, snapshot_hetsched
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -126,14 +126,11 @@ def run_ort(args, job, threads, out_dir):
     return json.loads(out.strip().splitlines()[-1])["times_ms"]
 
 
-def compared(dir_a, dir_b):
-    """Cosine similarity of the outputs in two folders (all of them, flattened), and the
-    largest difference relative to the largest value in dir_b."""
+def outputs_compared(dir_a, dir_b):
+    """compared() of the outputs in two folders, all of them flattened into one array each."""
     files = sorted(os.path.basename(p) for p in glob.glob(os.path.join(dir_b, "*.npy")))
-    a = np.concatenate([np.load(os.path.join(dir_a, f)).ravel() for f in files]).astype(np.float64)
-    b = np.concatenate([np.load(os.path.join(dir_b, f)).ravel() for f in files]).astype(np.float64)
-    cosine = float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
-    return cosine, float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
+    load = lambda folder: np.concatenate([np.load(os.path.join(folder, f)).ravel() for f in files])
+    return compared(load(dir_a), load(dir_b))
 
 
 def main():
@@ -181,7 +178,7 @@ def main():
                         times.setdefault(key, {}).setdefault(engine, []).append(median)
                         line.append(f"{engine} {median:.3f} ms")
                     if rnd == 0:
-                        checks[key] = compared(out_dirs["hetsched"], out_dirs["ort"])
+                        checks[key] = outputs_compared(out_dirs["hetsched"], out_dirs["ort"])
                     print(f"round {rnd + 1}/{args.rounds}  {job['name']:18s} {job['variant']:12s} threads {t}  "
                           + ", ".join(line), flush=True)
     finally:

@@ -43,7 +43,7 @@ import tempfile
 
 import numpy as np
 
-from bench_common import cpu_model, geomean, run, timed, write_csv
+from bench_common import compared, cpu_model, geomean, run, timed, write_csv
 
 # Models whose random-weight outputs float16 can hold (mobilenet_v2's are ~1e-10, below its range).
 HALF_MODELS = ["resnet18", "resnet50", "squeezenet1_0", "googlenet"]
@@ -84,12 +84,6 @@ def export_qat(name, path, shape):
     torch.onnx.export(model, torch.rand(*shape), path, input_names=["x"], output_names=["y"], opset_version=13,
                       **kwargs)
     return model
-
-
-def compared(a, b):
-    """Cosine similarity, and the largest difference relative to b's largest value."""
-    a, b = a.ravel().astype(np.float64), b.ravel().astype(np.float64)
-    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b))), float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
 
 
 def stored_in_float16(path, out_path):
