@@ -71,7 +71,6 @@ Batcher::Batcher(std::shared_ptr<Session> session, const std::string& name, int 
   check_batchable(session_->graph(), name);
 }
 
-
 void Batcher::check_batchable(const Graph& g, const std::string& name) {
   for (ValueId id : g.inputs) {
     const Value& v = g.values[id];
