@@ -72,6 +72,13 @@ struct NodeCost {
   double flops = 0;          // multiply and add count as two
   double bytes_read = 0;     // all inputs, weights included
   double bytes_written = 0;  // all outputs
+  // The number format of its arithmetic, what a device must compute in to
+  // run it (PlatformDevice::precisions): "int8" for 8-bit integer work
+  // (QLinearConv, MatMulInteger, the (De)QuantizeLinear conversions at an
+  // int8 unit's edge, a MaxPool or Concat of uint8 values), the float type
+  // of a float op's data ("float32", "float16", "bfloat16", "float64"), ""
+  // when no format applies (shape and index arithmetic on int64).
+  std::string precision;
 };
 
 struct Node {

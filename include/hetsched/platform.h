@@ -44,6 +44,17 @@ struct PlatformDevice {
   double launch_overhead_us = 0;
   // Op types the device runs; empty = every op (an NPU lists Conv, Gemm...).
   std::vector<std::string> ops;
+  // The number formats its arithmetic units compute in (an emulated device's
+  // platform file says; empty = every format, as a CPU): "float32",
+  // "float16", "bfloat16", "int8". A node runs on it when its
+  // NodeCost::precision is "" or listed, and a float node also when any
+  // float format is: real NPUs and TPU-like DSAs run float32 models in
+  // their float16 or bfloat16 units (peak_gflops is that rate). A device
+  // listing only "int8" runs quantized work alone.
+  std::vector<std::string> precisions;
+  // Achievable int8 operations per second (multiply and add count as two),
+  // in billions; 0 = peak_gflops.
+  double int8_peak_gops = 0;
   // Devices naming the same resource share its bandwidth when they run at
   // once (two core groups of one socket share its DRAM); see
   // Platform::resources. Empty: shares nothing.
@@ -78,8 +89,14 @@ struct PlatformDevice {
   std::map<std::string, std::string> declined;
 
   bool is_emulated() const { return kind == DeviceKind::kEmulated; }
-  // Op type in `ops` (or `ops` empty), not pinned to another device and not
-  // declined.
+  // `node`'s NodeCost::precision is one the device computes in (precisions).
+  bool computes(const Node& node) const;
+  // The node's FLOPs in units of peak_gflops: int8 work counts
+  // peak_gflops / int8_peak_gops per operation, so that a roofline divides
+  // every node's work by one peak.
+  double peak_equivalent_flops(const Node& node) const;
+  // Op type in `ops` (or `ops` empty), in a precision it computes in, not
+  // pinned to another device and not declined.
   bool supports(const Node& node) const;
   bool supports_all(const Graph& graph) const;  // supports() every node: it can run the graph alone
   // supports() every node not pinned to another device: it can run the

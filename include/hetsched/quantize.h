@@ -40,8 +40,10 @@ struct QuantizeOptions {
   // inputs (Session::random_inputs), which QuantizeReport says.
   std::vector<TensorMap> calibration;
   int n_random = 8;
-  // Static calibration: "minmax" or "percentile" (keeping `percentile` % of
-  // each activation's values, 50 < P <= 100; ONNX Runtime's default 99.999).
+  // Static calibration: "minmax", "percentile" (keeping `percentile` % of
+  // each activation's values, 50 < P <= 100; ONNX Runtime's default 99.999)
+  // or "entropy" (each range clipped where the KL divergence between the
+  // values and their quantized form is least, as TensorRT calibrates).
   std::string method = "minmax";
   double percentile = 99.999;
   bool per_channel = false;

@@ -843,7 +843,8 @@ PYBIND11_MODULE(_hetsched, m) {
         "Quantizes the float32 model's Convs to int8 in the QDQ format (with dynamic=True its MatMuls, in ONNX "
         "Runtime's dynamic format, without calibration) and writes `output` (what `hetsched quantize` does). "
         "calibration: a list of input dicts, one per run (default: `random` random inputs); method: 'minmax' "
-        "(each activation's whole range) or 'percentile' (the central `percentile` % of its values). Returns "
+        "(each activation's whole range), 'percentile' (the central `percentile` % of its values) or 'entropy' (its "
+        "range clipped where the KL divergence between its values and their quantized form is least). Returns "
         "{'quantized_convs', 'quantized_matmuls', 'activations', 'calibration_runs', 'random_calibration', "
         "'skipped'}.");
   m.def("export_model", &export_model, py::arg("model"), py::arg("path") = py::none(), py::arg("shapes") = py::none(),

@@ -285,10 +285,44 @@ class QuantizeFromPython(unittest.TestCase):
         self.assertAlmostEqual(scale["minmax"], 301.0 / 255, delta=0.01)
         self.assertLess(scale["percentile"], 2.1 / 255)
         self.assertLess(error["percentile"], error["minmax"] / 4)
-        with self.assertRaisesRegex(hetsched.UsageError, "calibration method 'entropy'"):
-            hetsched.quantize(path, os.path.join(TMP, "none.onnx"), method="entropy")
+        with self.assertRaisesRegex(hetsched.UsageError, "calibration method 'kl': expected minmax, percentile or entropy"):
+            hetsched.quantize(path, os.path.join(TMP, "none.onnx"), method="kl")
         with self.assertRaisesRegex(hetsched.UsageError, "percentile 40"):
             hetsched.quantize(path, os.path.join(TMP, "none.onnx"), method="percentile", percentile=40)
+
+    def test_entropy_calibration_clips_a_long_tail_and_keeps_a_full_range(self):
+        # The input's values, uniform in [-1, 1), fill their quantized range:
+        # clipping would lose information, so entropy keeps the range. With
+        # one pixel at 300 among them, the least loss is at the smallest
+        # threshold it tries, 128 of its 2,048 bins of magnitudes (18.75),
+        # the range [-1, 18.75]: 15x finer steps than min-max's [-1, 300]
+        # for every ordinary image.
+        torch.manual_seed(0)
+        path = os.path.join(TMP, "cnn_entropy.onnx")
+        model = Cnn().eval()
+        export(model, torch.rand(2, 3, 16, 16), path)
+        rng = np.random.default_rng(5)
+        calibration = [{"x": rng.uniform(-1, 1, (2, 3, 16, 16)).astype(np.float32)} for _ in range(8)]
+        x = rng.uniform(-1, 1, (2, 3, 16, 16)).astype(np.float32)
+        with torch.no_grad():
+            want = model(torch.from_numpy(x)).numpy()
+
+        def quantized(method, calibration, name):
+            out = os.path.join(TMP, f"cnn_{name}.onnx")
+            hetsched.quantize(path, out, calibration=calibration, method=method)
+            scale = float(numpy_helper.to_array(
+                next(t for t in onnx.load(out).graph.initializer if t.name == "x.scale")))
+            error = float(np.max(np.abs(hetsched.Session(out, devices="cpu:0").run({"x": x})["y"] - want)))
+            return scale, error
+
+        scale, _ = quantized("entropy", calibration, "entropy_uniform")
+        self.assertAlmostEqual(scale, 2.0 / 255, delta=0.05 * 2.0 / 255)
+        calibration[3]["x"][1, 2, 7, 7] = 300.0
+        minmax_scale, minmax_error = quantized("minmax", calibration, "minmax_tail")
+        scale, error = quantized("entropy", calibration, "entropy_tail")
+        self.assertAlmostEqual(scale, (1.0 + 300.0 * 128 / 2048) / 255, delta=0.01 * scale)
+        self.assertLess(scale, minmax_scale / 8)
+        self.assertLess(error, minmax_error / 2)
 
     def test_dynamic_quantization_of_a_torch_mlp_runs_close_to_pytorch(self):
         torch.manual_seed(0)

@@ -1,4 +1,5 @@
-// Per-node cost annotations: FLOPs and bytes moved, from static shapes.
+// Per-node cost annotations: FLOPs and bytes moved, from static shapes, and
+// the number format of the arithmetic.
 #include <numeric>
 
 #include "hetsched/graph.h"
@@ -31,17 +32,19 @@ double node_flops(const Graph& g, const Node& n) {
   const Value* out = n.outputs.empty() || n.outputs[0] == kNoValue ? nullptr : &g.values[n.outputs[0]];
   double out_numel = out ? value_numel(*out) : 0;
   const std::string& op = n.op_type;
-  if (op == "Conv" || op == "ConvTranspose") {
-    const Value* w = in(1);
+  // The integer convolutions and matrix products count their multiply-adds
+  // like the float ones (their weights or B at another input).
+  if (op == "Conv" || op == "ConvTranspose" || op == "ConvInteger" || op == "QLinearConv") {
+    const Value* w = in(op == "QLinearConv" ? 3 : 1);
     if (!w || !w->shape_is_static() || w->shape.size() < 2) return 0;
     // Conv: each output element is a dot product of Cin/g * prod(k) terms.
     // ConvTranspose: each input element scatters into Cout/g * prod(k).
     double kernel = std::accumulate(w->shape.begin() + 2, w->shape.end(), 1.0, std::multiplies<>());
-    if (op == "Conv") return 2.0 * out_numel * static_cast<double>(w->shape[1]) * kernel;
+    if (op != "ConvTranspose") return 2.0 * out_numel * static_cast<double>(w->shape[1]) * kernel;
     const Value* x = in(0);
     return x ? 2.0 * value_numel(*x) * static_cast<double>(w->shape[1]) * kernel : 0;
   }
-  if (op == "MatMul" || op == "Gemm") {
+  if (op == "MatMul" || op == "Gemm" || op == "MatMulInteger" || op == "QLinearMatMul") {
     const Value* a = in(0);
     if (!a || !a->shape_is_static() || a->shape.empty()) return 0;
     bool trans_a = op == "Gemm" && n.attr_int("transA", 0) != 0;
@@ -65,12 +68,37 @@ double node_flops(const Graph& g, const Node& n) {
   return out_numel;
 }
 
+// NodeCost::precision. The quantized ops compute in integers (or, for the
+// conversions, at the edge of integer work); any other op in the type of its
+// first input (its data), or of its first output when it has no input;
+// Shape and Size none.
+std::string node_precision(const Graph& g, const Node& n) {
+  static const char* const kInt8Ops[] = {"QLinearConv",   "QLinearMatMul",    "QLinearAdd",
+                                         "ConvInteger",   "MatMulInteger",    "QuantizeLinear",
+                                         "DequantizeLinear", "DynamicQuantizeLinear"};
+  for (const char* op : kInt8Ops)
+    if (n.op_type == op) return "int8";
+  if (n.op_type == "Shape" || n.op_type == "Size") return "";  // they read no element
+  ValueId data = !n.inputs.empty() ? n.inputs[0] : !n.outputs.empty() ? n.outputs[0] : kNoValue;
+  if (data == kNoValue) return "";
+  switch (g.values[data].dtype) {
+    case DType::kInt8:
+    case DType::kUInt8: return "int8";
+    case DType::kFloat32:
+    case DType::kFloat16:
+    case DType::kBFloat16:
+    case DType::kFloat64: return dtype_name(g.values[data].dtype);
+    default: return "";
+  }
+}
+
 }  // namespace
 
 void Graph::annotate_costs() {
   for (Node& n : nodes) {
     n.cost = {};
     n.cost.flops = node_flops(*this, n);
+    n.cost.precision = node_precision(*this, n);
     for (ValueId v : n.inputs)
       if (v != kNoValue) n.cost.bytes_read += values[v].nbytes();
     for (ValueId v : n.outputs)

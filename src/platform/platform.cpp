@@ -25,8 +25,28 @@
 
 namespace hetsched {
 
+namespace {
+
+bool is_float_precision(const std::string& precision) {
+  return precision == "float32" || precision == "float16" || precision == "bfloat16" || precision == "float64";
+}
+
+}  // namespace
+
+bool PlatformDevice::computes(const Node& node) const {
+  const std::string& p = node.cost.precision;
+  if (precisions.empty() || p.empty() || std::find(precisions.begin(), precisions.end(), p) != precisions.end())
+    return true;
+  return is_float_precision(p) && std::any_of(precisions.begin(), precisions.end(), is_float_precision);
+}
+
+double PlatformDevice::peak_equivalent_flops(const Node& node) const {
+  bool int8 = node.cost.precision == "int8" && int8_peak_gops > 0 && peak_gflops > 0;
+  return int8 ? node.cost.flops * peak_gflops / int8_peak_gops : node.cost.flops;
+}
+
 bool PlatformDevice::supports(const Node& node) const {
-  return (ops.empty() || std::find(ops.begin(), ops.end(), node.op_type) != ops.end()) &&
+  return (ops.empty() || std::find(ops.begin(), ops.end(), node.op_type) != ops.end()) && computes(node) &&
          !pinned_elsewhere.count(node.name) && !declined.count(node.name);
 }
 
@@ -74,6 +94,7 @@ namespace {
 
 constexpr const char* kHostDram = "host-dram";
 const std::vector<std::string> kModelKinds = {"cpu", "gpu", "npu", "dsa"};
+const std::vector<std::string> kPrecisions = {"float32", "float16", "bfloat16", "int8"};
 
 std::string fnv1a_hex(const std::string& text) {
   uint64_t hash = 14695981039346656037ull;
@@ -265,7 +286,7 @@ class PlatformFileReader {
   PlatformDevice read_device(const nlohmann::json& value, const std::string& where, const Platform& platform) const {
     check_object(value, where,
                  {"name", "kind", "memory_space", "streams", "peak_gflops", "bandwidth_gbps", "launch_overhead_us",
-                  "ops", "shared_resource", "onchip_bytes", "description"});
+                  "ops", "precisions", "int8_peak_gops", "shared_resource", "onchip_bytes", "description"});
     PlatformDevice device;
     std::string name = required_name(value, where, "name", false);
     device.name = "emu:" + name;
@@ -296,6 +317,26 @@ class PlatformFileReader {
         device.ops.push_back(op);
       }
     }
+    if (value.contains("precisions")) {
+      const auto& precisions = array_field(value, where, "precisions");
+      if (precisions.empty())
+        fail(field_path(where, "precisions"), "expected at least one number format (leave precisions out for every one)");
+      for (size_t i = 0; i < precisions.size(); ++i) {
+        std::string field = fmt::format("{}.precisions[{}]", where, i);
+        std::string precision = string_value(precisions[i], field);
+        if (std::find(kPrecisions.begin(), kPrecisions.end(), precision) == kPrecisions.end())
+          fail(field, fmt::format("unknown precision '{}' (expected one of {})", precision, join(kPrecisions, ", ")));
+        if (std::find(device.precisions.begin(), device.precisions.end(), precision) != device.precisions.end())
+          fail(field, fmt::format("'{}' is listed twice", precision));
+        device.precisions.push_back(precision);
+      }
+    }
+    if (value.contains("int8_peak_gops")) {
+      if (!device.precisions.empty() &&
+          std::find(device.precisions.begin(), device.precisions.end(), "int8") == device.precisions.end())
+        fail(field_path(where, "int8_peak_gops"), "the device's precisions do not list int8");
+      device.int8_peak_gops = positive_number(value, where, "int8_peak_gops");
+    }
     device.shared_resource = optional_string(value, where, "shared_resource");
     if (!device.shared_resource.empty() && !platform.resource(device.shared_resource)) {
       std::vector<std::string> names;
@@ -311,6 +352,9 @@ class PlatformFileReader {
         platform.name, name, device.model_kind, device.memory_space, device.n_streams, device.peak_gflops,
         device.bandwidth_gbps, device.launch_overhead_us, join(device.ops, ","), device.shared_resource,
         device.onchip_bytes);
+    // Only where given: the signatures of files without them stay as they were.
+    if (!device.precisions.empty()) device.signature += "|precisions=" + join(device.precisions, ",");
+    if (device.int8_peak_gops > 0) device.signature += fmt::format("|int8_gops={}", device.int8_peak_gops);
     return device;
   }
 
@@ -585,6 +629,9 @@ std::string PlatformDevice::why_not(const Node& node) const {
   if (!ops.empty() && std::find(ops.begin(), ops.end(), node.op_type) == ops.end())
     return kind == DeviceKind::kCuda ? fmt::format("no CUDA kernel for {}", node.op_type)
                                      : fmt::format("it runs only {}", join(ops, ", "));
+  if (!computes(node))
+    return fmt::format("it computes only in {}; the node computes in {}", join(precisions, ", "),
+                       node.cost.precision);
   auto pin = pinned_elsewhere.find(node.name);
   if (pin != pinned_elsewhere.end()) return fmt::format("the node is pinned elsewhere by {}", pin->second);
   auto declines = declined.find(node.name);

@@ -23,18 +23,26 @@ struct Range {
 };
 
 // The values an activation took over the calibration runs, counted in
-// kBins equal bins over their min-max range.
+// kBins equal bins over their min-max range, or with `magnitudes` their
+// absolute values over [0, the largest].
 class Histogram {
  public:
   static constexpr int kBins = 2048;
-  explicit Histogram(Range range) : range_(range), counts_(kBins, 0) {}
+  Histogram(Range range, bool magnitudes)
+      : range_(range), magnitudes_(magnitudes), counts_(kBins, 0) {
+    if (magnitudes) {
+      range_.lo = 0.0f;
+      range_.hi = std::max(-range.lo, range.hi);
+    }
+  }
   void add(const Tensor& t) {
     const float* p = t.data<float>();
     const double width = static_cast<double>(range_.hi) - range_.lo;
     if (!(width > 0)) return;
     for (int64_t i = 0; i < t.numel(); ++i) {
       if (!std::isfinite(p[i])) continue;
-      auto bin = static_cast<int64_t>((p[i] - static_cast<double>(range_.lo)) / width * kBins);
+      double x = magnitudes_ ? std::fabs(p[i]) : p[i];
+      auto bin = static_cast<int64_t>((x - static_cast<double>(range_.lo)) / width * kBins);
       ++counts_[static_cast<size_t>(std::clamp<int64_t>(bin, 0, kBins - 1))];
       ++total_;
     }
@@ -56,8 +64,69 @@ class Histogram {
     return r;
   }
 
+  // A magnitudes histogram's clipping threshold T of least information loss
+  // (TensorRT's entropy calibration): for each candidate T (a bin edge, at
+  // least `levels` bins), P is the histogram below T with everything above
+  // added to its last bin, Q the same values seen through `levels` equal
+  // quantization steps over [0, T] (each step's count spread evenly over its
+  // nonzero bins); T minimizes the KL divergence of Q from P. `levels`: the
+  // uint8 steps a range clipped to T gives one sign, 255 for an activation
+  // that is never negative, about half for one of both signs. The range is
+  // the min-max `range` clipped to [-T, T].
+  Range entropy(const Range& range, int levels) const {
+    if (total_ == 0 || !(range_.hi > 0)) return range;
+    int best_bins = kBins;
+    double best_kl = std::numeric_limits<double>::infinity();
+    std::vector<double> p(kBins), q(kBins);
+    double above = 0;  // values beyond the candidate
+    for (int i = kBins; i >= levels; --i) {
+      if (i < kBins) above += static_cast<double>(counts_[i]);
+      for (int k = 0; k < i; ++k) p[k] = static_cast<double>(counts_[k]);
+      p[i - 1] += above;
+      for (int step = 0; step < levels; ++step) {
+        int begin = static_cast<int>(static_cast<int64_t>(step) * i / levels);
+        int end = static_cast<int>(static_cast<int64_t>(step + 1) * i / levels);
+        double sum = 0;
+        int nonzero = 0;
+        for (int k = begin; k < end; ++k) {
+          sum += static_cast<double>(counts_[k]);
+          nonzero += p[k] > 0;
+        }
+        for (int k = begin; k < end; ++k) q[k] = p[k] > 0 ? sum / nonzero : 0;
+      }
+      double kl = divergence(p.data(), q.data(), i);
+      if (kl <= best_kl) {  // on ties the narrowest: finer steps, nothing more lost
+        best_kl = kl;
+        best_bins = i;
+      }
+    }
+    const float threshold = static_cast<float>(range_.hi * best_bins / kBins);
+    return Range{std::max(range.lo, -threshold), std::min(range.hi, threshold)};
+  }
+
  private:
+  // KL(P || Q) of two histograms over n bins, each normalized. A bin where Q
+  // is empty but P is not (a value below T that Q's step lost entirely,
+  // only possible at the last bin's outliers) is counted with Q at a tenth
+  // of a value, not as infinity.
+  static double divergence(const double* p, const double* q, int n) {
+    double p_total = 0, q_total = 0;
+    for (int k = 0; k < n; ++k) {
+      p_total += p[k];
+      q_total += q[k];
+    }
+    if (!(p_total > 0) || !(q_total > 0)) return std::numeric_limits<double>::infinity();
+    double kl = 0;
+    for (int k = 0; k < n; ++k) {
+      if (!(p[k] > 0)) continue;
+      double pk = p[k] / p_total, qk = std::max(q[k], 0.1) / q_total;
+      kl += pk * std::log(pk / qk);
+    }
+    return kl;
+  }
+
   Range range_;
+  bool magnitudes_ = false;
   std::vector<uint64_t> counts_;
   uint64_t total_ = 0;
 };
@@ -244,9 +313,9 @@ QuantizeReport quantize_model(const std::string& model, const std::string& out_p
                 fmt::format("{}: opset {}: per-channel weights need opset 13 or later (DequantizeLinear's axis); "
                             "quantize per tensor, or export the model at opset 13",
                             model, opset));
-  if (options.method != "minmax" && options.method != "percentile")
+  if (options.method != "minmax" && options.method != "percentile" && options.method != "entropy")
     throw Error(ErrorCode::kUsage,
-                fmt::format("calibration method '{}': expected minmax or percentile", options.method));
+                fmt::format("calibration method '{}': expected minmax, percentile or entropy", options.method));
   if (options.dynamic && options.method != "minmax")
     throw Error(ErrorCode::kUsage, fmt::format("calibration method {}: dynamic quantization takes each run's range "
                                                "from its own data",
@@ -330,16 +399,21 @@ QuantizeReport quantize_model(const std::string& model, const std::string& out_p
       }
       ++report.n_calibration_runs;
     }
-    if (options.method == "percentile") {
-      // Pass 2b: the same runs again, each value's histogram over its range;
-      // then the range without the tails.
+    if (options.method != "minmax") {
+      // Pass 2b: the same runs again, each value's histogram over its range
+      // (of magnitudes, for entropy); then the range without the tails, or
+      // clipped where the least information is lost.
+      const bool entropy = options.method == "entropy";
       std::map<ValueId, Histogram> histograms;
-      for (ValueId v : activations) histograms.emplace(v, Histogram(ranges[v]));
+      for (ValueId v : activations) histograms.emplace(v, Histogram(ranges[v], entropy));
       for (const TensorMap& in : inputs) {
         TensorMap out = session.run(in);
         for (ValueId v : activations) histograms.at(v).add(out.at(graph.values[v].name));
       }
-      for (ValueId v : activations) ranges[v] = histograms.at(v).central(options.percentile);
+      for (ValueId v : activations) {
+        const Histogram& h = histograms.at(v);
+        ranges[v] = entropy ? h.entropy(ranges[v], ranges[v].lo < 0 ? 128 : 255) : h.central(options.percentile);
+      }
     }
   }
 

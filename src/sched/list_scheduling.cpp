@@ -365,7 +365,13 @@ Plan plan_from_task_schedule(const Graph& graph, const Platform& platform, const
   });
 
   auto outcome = [&](int t, int p) {
-    if (!std::isfinite(schedule.eft[t][p])) return std::string("cannot run it");
+    if (!std::isfinite(schedule.eft[t][p])) {
+      // Why, in the device's words (its ops, its precisions, a pin).
+      for (NodeId id : problem.units[t])
+        if (std::string why = platform.devices[p].why_not(graph.nodes[id]); !why.empty())
+          return fmt::format("cannot run it: {}", why);
+      return std::string("cannot run it");
+    }
     if (schedule.lookahead.empty()) return fmt::format("would finish at {}", format_ms(schedule.eft[t][p]));
     return fmt::format("finish {} + remaining {}", format_ms(schedule.eft[t][p]),
                        format_ms(schedule.lookahead[t][p]));

@@ -718,7 +718,7 @@ Floor node_floor(const Graph& graph, NodeId id, const std::vector<NodeId>& unit,
       // may stay there.
       if (device.onchip_bytes <= 0) crossing_us = moved.crossing * per_byte_us;
     }
-    floor.compute_busy_us = own.flops / (device.peak_gflops * kPerMicrosecond);
+    floor.compute_busy_us = device.peak_equivalent_flops(graph.nodes[id]) / (device.peak_gflops * kPerMicrosecond);
     // Spilled bytes take time but are no part of a launch's demand, and a
     // value between launches may be spilled in another plan: only the
     // external bytes surely load the device's bandwidth.
@@ -738,7 +738,7 @@ Floor node_floor(const Graph& graph, NodeId id, const std::vector<NodeId>& unit,
     auto work = [&](const std::vector<NodeId>& nodes) {
       double flops = 0, weights = 0;
       for (NodeId n : nodes) {
-        flops += graph.nodes[n].cost.flops;
+        flops += device.peak_equivalent_flops(graph.nodes[n]);
         for (ValueId v : graph.nodes[n].inputs)
           if (v != kNoValue && graph.values[v].is_constant()) weights += graph.values[v].nbytes();
       }

@@ -1,8 +1,9 @@
 // "type-based": a static op-type -> device table, the baseline PartitionTuner
 // compares with and what capability-based assignment (ONNX Runtime's
 // execution providers, OpenVINO HETERO) amounts to: compute-heavy ops
-// (Conv, ConvTranspose, Gemm, MatMul) on the accelerator, everything else on
-// the host CPU. No cost model is consulted.
+// (Conv, ConvTranspose, Gemm, MatMul and their integer forms QLinearConv,
+// QLinearMatMul, ConvInteger, MatMulInteger) on the accelerator, everything
+// else on the host CPU. No cost model is consulted.
 //
 // Parameters: accelerator=DEVICE (default: the first device modelling an
 // npu, gpu or dsa), cpu=DEVICE (default: the first CPU device), and
@@ -26,7 +27,8 @@ namespace hetsched {
 namespace {
 
 const std::set<std::string> kKnownParams = {"accelerator", "cpu", "table"};
-const std::vector<std::string> kAcceleratedOps = {"Conv", "ConvTranspose", "Gemm", "MatMul"};
+const std::vector<std::string> kAcceleratedOps = {"Conv",          "ConvTranspose", "Gemm",        "MatMul",
+                                                   "QLinearConv",   "QLinearMatMul", "ConvInteger", "MatMulInteger"};
 
 std::string trim(const std::string& text) {
   size_t begin = text.find_first_not_of(" \t");

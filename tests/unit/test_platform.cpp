@@ -88,8 +88,8 @@ nlohmann::json full_file() {
       {"name": "cpu", "kind": "cpu", "memory_space": "host", "streams": 1, "peak_gflops": 50,
        "bandwidth_gbps": 20, "launch_overhead_us": 2, "shared_resource": "dram", "description": "cores"},
       {"name": "acc", "kind": "dsa", "memory_space": "acc-mem", "streams": 2, "peak_gflops": 1000,
-       "bandwidth_gbps": 100, "launch_overhead_us": 10, "ops": ["Conv", "MatMul"], "onchip_bytes": 1048576,
-       "description": "an accelerator"}
+       "bandwidth_gbps": 100, "launch_overhead_us": 10, "ops": ["Conv", "MatMul"], "precisions": ["int8"],
+       "int8_peak_gops": 4000, "onchip_bytes": 1048576, "description": "an accelerator"}
     ],
     "links": [{"from": "host", "to": "acc-mem", "latency_us": 5, "bandwidth_gbps": 16, "bidirectional": true}],
     "resources": [{"name": "dram", "bandwidth_gbps": 30}]
@@ -159,6 +159,9 @@ TEST(PlatformFileTest, PhoneSocSharesOneMemory) {
   EXPECT_TRUE(npu.supports(node_of("Relu")));
   EXPECT_FALSE(npu.supports(node_of("Softmax")));
   EXPECT_FALSE(npu.supports(node_of("MaxPool")));
+  EXPECT_TRUE(npu.supports(node_of("QLinearConv")));
+  EXPECT_EQ(npu.precisions, (std::vector<std::string>{"float16", "int8"}));
+  EXPECT_GT(npu.int8_peak_gops, npu.peak_gflops);
   EXPECT_TRUE(p.devices.at(p.find_device("emu:little")).supports(node_of("Softmax")));
 }
 
@@ -190,6 +193,8 @@ TEST(PlatformFileTest, EveryFieldIsRead) {
   EXPECT_DOUBLE_EQ(acc.peak_gflops, 1000);
   EXPECT_DOUBLE_EQ(acc.bandwidth_gbps, 100);
   EXPECT_EQ(acc.ops, (std::vector<std::string>{"Conv", "MatMul"}));
+  EXPECT_EQ(acc.precisions, (std::vector<std::string>{"int8"}));
+  EXPECT_DOUBLE_EQ(acc.int8_peak_gops, 4000);
   EXPECT_EQ(acc.onchip_bytes, 1048576);
   EXPECT_EQ(acc.shared_resource, "");
   ASSERT_EQ(p.links.size(), 2u) << "bidirectional gives both directions";
@@ -207,6 +212,8 @@ TEST(PlatformFileTest, DefaultsOfOptionalFields) {
   EXPECT_DOUBLE_EQ(d.launch_overhead_us, 0);
   EXPECT_TRUE(d.ops.empty());
   EXPECT_TRUE(d.supports(node_of("Gather")));
+  EXPECT_TRUE(d.precisions.empty());
+  EXPECT_DOUBLE_EQ(d.int8_peak_gops, 0);
   EXPECT_EQ(d.onchip_bytes, 0);
   EXPECT_TRUE(p.links.empty());
   EXPECT_TRUE(p.resources.empty());
@@ -264,6 +271,16 @@ TEST(PlatformFileTest, MalformedFilesAreRefusedNamingTheField) {
       {"empty ops", [](J& j) { j["devices"][1]["ops"] = J::array(); }, "devices[1].ops",
        "expected at least one op type"},
       {"ops not an array", [](J& j) { j["devices"][1]["ops"] = "Conv"; }, "devices[1].ops", "expected an array"},
+      {"unknown precision", [](J& j) { j["devices"][1]["precisions"] = {"int8", "int4"}; },
+       "devices[1].precisions[1]", "unknown precision 'int4' (expected one of float32, float16, bfloat16, int8)"},
+      {"precision twice", [](J& j) { j["devices"][1]["precisions"] = {"int8", "int8"}; },
+       "devices[1].precisions[1]", "'int8' is listed twice"},
+      {"empty precisions", [](J& j) { j["devices"][1]["precisions"] = J::array(); }, "devices[1].precisions",
+       "expected at least one number format"},
+      {"int8 rate without int8", [](J& j) { j["devices"][1]["precisions"] = {"float16"}; },
+       "devices[1].int8_peak_gops", "the device's precisions do not list int8"},
+      {"zero int8 rate", [](J& j) { j["devices"][1]["int8_peak_gops"] = 0; }, "devices[1].int8_peak_gops",
+       "expected a positive number"},
       {"unlisted resource", [](J& j) { j["devices"][0]["shared_resource"] = "sram"; }, "devices[0].shared_resource",
        "'sram' is not listed in resources (it lists dram)"},
       {"zero resource bandwidth", [](J& j) { j["resources"][0]["bandwidth_gbps"] = 0; },

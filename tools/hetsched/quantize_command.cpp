@@ -86,7 +86,9 @@ struct QuantizeCommand {
                "{} runs ({})\n",
                out, report.n_quantized_convs, per_channel ? "per-channel" : "per-tensor", report.n_activations,
                report.n_calibration_runs,
-               method == "percentile" ? fmt::format("the central {}% of each one's values", percentile) : "min-max");
+               method == "percentile" ? fmt::format("the central {}% of each one's values", percentile)
+               : method == "entropy"  ? "clipped where least information is lost"
+                                      : "min-max");
     for (const auto& s : report.skipped) fmt::print("  left in float32: {}\n", s);
     *exit_code = 0;
   }
@@ -113,10 +115,11 @@ void add_quantize_command(CLI::App& app, int* exit_code) {
   sub->add_flag("--dynamic", cmd->dynamic,
                 "quantize the MatMuls with constant weights, activations at run time (no calibration; opset 11)");
   sub->add_option("--method", cmd->method,
-                  "calibration: minmax (each activation's whole range) or percentile (its range without the "
-                  "outermost values, see --percentile)")
+                  "calibration: minmax (each activation's whole range), percentile (its range without the "
+                  "outermost values, see --percentile) or entropy (its range clipped where the KL divergence "
+                  "between its values and their quantized form is least)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"minmax", "percentile"}));
+      ->check(CLI::IsMember({"minmax", "percentile", "entropy"}));
   sub->add_option("--percentile", cmd->percentile, "with --method percentile: the % of each activation's values kept")
       ->capture_default_str()
       ->check(CLI::Range(50.0, 100.0));
