@@ -10,13 +10,17 @@
 // calibration; with method "percentile", the range without the (100 - P) / 2
 // percent of its values at either end, which a rare outlier no longer
 // stretches: two passes over the inputs, the second filling a histogram of
-// 2048 bins per value over its min-max range). Each activation gets one QuantizeLinear -> DequantizeLinear
+// 2048 bins per value over its min-max range; with "entropy", see
+// QuantizeOptions::method). The float32 MatMuls with a constant 2-D B are
+// quantized too, as ONNX Runtime's QDQ quantizer does: B to int8 like the
+// Convs' weights (per_channel: one scale per column), the input activation
+// to uint8, the output left float32. Each activation gets one QuantizeLinear -> DequantizeLinear
 // pair read by all its consumers; weights and biases are stored quantized
 // behind a DequantizeLinear. The file written is a standard ONNX model of
 // the graph as hetsched optimised it at load (BatchNormalization folded into
 // the Convs, constants folded), opset unchanged, so ONNX Runtime and
 // TensorRT read it too; hetsched runs each quantized Conv as one int8
-// QLinearConv (docs/user-guide.md).
+// QLinearConv and each MatMul as one int8 matmul (docs/user-guide.md).
 //
 // Dynamic (`dynamic`), for transformers, in ONNX Runtime's format
 // (quantize_dynamic): each float32 MatMul with a constant 2-D B becomes
@@ -54,7 +58,7 @@ struct QuantizeOptions {
 
 struct QuantizeReport {
   int n_quantized_convs = 0;
-  int n_quantized_matmuls = 0;  // dynamic
+  int n_quantized_matmuls = 0;
   int n_activations = 0;        // values given a QuantizeLinear -> DequantizeLinear pair
   int n_calibration_runs = 0;
   bool random_calibration = false;
@@ -62,8 +66,8 @@ struct QuantizeReport {
 };
 
 // Quantizes `model` (a path) as above and writes `out_path`. Throws
-// Error(kUnsupported) for a model already quantized, without a Conv (a
-// MatMul, dynamic) to quantize, or of an opset before 10 (13 with
+// Error(kUnsupported) for a model already quantized, without a Conv or
+// MatMul (a MatMul, dynamic) to quantize, or of an opset before 10 (13 with
 // per_channel, which needs DequantizeLinear's axis; 11 dynamic, for
 // DynamicQuantizeLinear), Error(kUsage) for an unknown method, a percentile
 // outside (50, 100] or a method given with dynamic, and Error(kInvalidInput)

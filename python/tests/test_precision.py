@@ -204,7 +204,7 @@ class QuantizeCommand(unittest.TestCase):
             args += ["--calibration", f"x={image}"]
         done = subprocess.run(args, capture_output=True, text=True)
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertIn("20 Convs quantized (per-channel weights", done.stdout)
+        self.assertIn("20 Convs and 0 MatMuls quantized (per-channel weights", done.stdout)
         # A standard ONNX model: the checker and shape inference accept it.
         onnx.checker.check_model(onnx.load(out), full_check=True)
         ops = [n.op_type for n in onnx.load(out).graph.node]
@@ -344,6 +344,32 @@ class QuantizeFromPython(unittest.TestCase):
         with self.assertRaisesRegex(hetsched.UsageError, "dynamic quantization"):
             hetsched.quantize(path, os.path.join(TMP, "none.onnx"), dynamic=True, calibration=[{"x": x}])
 
+    def test_static_quantization_of_a_torch_mlp_runs_its_matmuls_in_int8(self):
+        # The QDQ format ONNX Runtime's static quantizer writes for MatMuls;
+        # at load each DequantizeLinear -> MatMul becomes one int8 matmul.
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 16)).eval()
+        path = os.path.join(TMP, "mlp_static.onnx")
+        export(model, torch.rand(2, 5, 32), path)
+        rng = np.random.default_rng(6)
+        calibration = [{"x": rng.uniform(-1, 1, (2, 5, 32)).astype(np.float32)} for _ in range(4)]
+        x = rng.uniform(-1, 1, (2, 5, 32)).astype(np.float32)
+        with torch.no_grad():
+            want = model(torch.from_numpy(x)).numpy()
+        for per_channel in (False, True):
+            out = os.path.join(TMP, f"mlp_static_int8_{per_channel}.onnx")
+            report = hetsched.quantize(path, out, calibration=calibration, per_channel=per_channel)
+            self.assertEqual((report["quantized_convs"], report["quantized_matmuls"]), (0, 2))
+            self.assertEqual(report["activations"], 2)
+            ops = [n.op_type for n in onnx.load(out).graph.node]
+            self.assertEqual(ops.count("DequantizeLinear"), 4)  # two activations, two weight matrices
+            session = hetsched.Session(out, devices="cpu:0")
+            got = session.run({"x": x})["y"]
+            self.assertEqual(session.summary["fallbacks"], [])
+            np.testing.assert_allclose(got, want, rtol=0, atol=0.03 * float(np.max(np.abs(want))))
+            np.testing.assert_allclose(got, hetsched.Session(out, reference=True).run({"x": x})["y"], rtol=1e-5,
+                                       atol=1e-6)
+
 
 ORT_PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "peers")
 
@@ -393,6 +419,10 @@ class QuantizedFilesRunInOnnxRuntime(unittest.TestCase):
                torch.rand(2, 5, 32), mlp)
         self.assertEqual(hetsched.quantize(mlp, mlp8, dynamic=True, per_channel=True)["quantized_matmuls"], 2)
         self.check(mlp8, {"x": np.random.default_rng(3).uniform(-1, 1, (2, 5, 32)).astype(np.float32)})
+        for per_channel in (False, True):  # static: QDQ MatMuls
+            static8 = os.path.join(TMP, f"mlp_ort_static_{per_channel}.onnx")
+            self.assertEqual(hetsched.quantize(mlp, static8, per_channel=per_channel)["quantized_matmuls"], 2)
+            self.check(static8, {"x": np.random.default_rng(4).uniform(-1, 1, (2, 5, 32)).astype(np.float32)})
 
 
 if __name__ == "__main__":

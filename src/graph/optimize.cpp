@@ -21,9 +21,13 @@ void set_constant(Value& value, Tensor tensor) {
 }
 
 // Whether `value` is read as a Conv's weights (input 1).
-bool is_conv_weights(const Graph& graph, ValueId value) {
-  for (NodeId c : graph.values[value].consumers)
-    if (graph.nodes[c].op_type == "Conv" && graph.nodes[c].input(1) == value) return true;
+// The weights (input 1) of a Conv or MatMul: what fuse_quantized_ops takes
+// in int8.
+bool is_weights(const Graph& graph, ValueId value) {
+  for (NodeId c : graph.values[value].consumers) {
+    const std::string& op = graph.nodes[c].op_type;
+    if ((op == "Conv" || op == "MatMul") && graph.nodes[c].input(1) == value) return true;
+  }
   return false;
 }
 
@@ -52,7 +56,7 @@ size_t fold_allocation_limit(const Graph& graph, const Node& node) {
 int fold_constants(Graph& graph, bool keep_quantized_weights) {
   int n_folded = 0;
   for (Node& node : graph.nodes) {
-    if (keep_quantized_weights && node.op_type == "DequantizeLinear" && is_conv_weights(graph, node.outputs[0]))
+    if (keep_quantized_weights && node.op_type == "DequantizeLinear" && is_weights(graph, node.outputs[0]))
       continue;
     bool all_constant = true;
     for (ValueId v : node.inputs)

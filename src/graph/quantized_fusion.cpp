@@ -32,6 +32,13 @@
 // computes the same float32 arithmetic on the 8-bit values: the activations
 // stay 8-bit across the residual. graph_to_model writes it back as the four
 // ops.
+// And DequantizeLinear(a) -> MatMul(., DequantizeLinear(w)) (what ONNX
+// Runtime's QDQ quantizer writes for a MatMul, its output left float32),
+// a with one scale and zero point, w a constant int8 matrix with zero
+// points 0 and one scale or one per column, becomes MatMulInteger(a, w,
+// a's zero point) -> Cast to float32 -> Mul by a_scale * w_scale (ONNX
+// Runtime's MatMulIntegerToFloat, in standard ops): the int32 product is
+// exact, the float chain's up to float rounding.
 // A DequantizeLinear that nothing reads any more is removed.
 #include <cmath>
 #include <limits>
@@ -184,6 +191,16 @@ bool clamped_by_saturation(const Graph& g, const Node& clamp, const Node& q) {
   return std::nearbyint(lo / scale) + z <= qmin && std::nearbyint(hi / scale) + z >= qmax;
 }
 
+// A DequantizeLinear's zero points are all 0 (or absent).
+bool zero_points_zero(const Graph& g, const Node& dq) {
+  if (dq.input(2) == kNoValue) return true;
+  const Tensor* zp = constant_input(g, dq, 2);
+  if (!zp) return false;
+  for (int64_t z : zp->to_int64_vector())
+    if (z != 0) return false;
+  return true;
+}
+
 bool try_fuse_conv(Graph& g, NodeId conv_id) {
   const Node& conv = g.nodes[conv_id];
   if (conv.inputs.size() < 2 || conv.outputs.size() != 1) return false;
@@ -196,13 +213,7 @@ bool try_fuse_conv(Graph& g, NodeId conv_id) {
   if (!w || w->dtype() != DType::kInt8 || w->rank() < 3 || !w_scale || w_scale->dtype() != DType::kFloat32) return false;
   if (w_scale->numel() != 1 && !(w_scale->rank() == 1 && w_scale->dim(0) == w->dim(0) && dw->attr_int("axis", 1) == 0))
     return false;
-  if (dw->input(2) != kNoValue) {
-    const Tensor* w_zp = constant_input(g, *dw, 2);
-    if (!w_zp) return false;
-    for (int64_t z : w_zp->to_int64_vector())
-      if (z != 0) return false;
-  }
-  if (sole_reader(g, conv.inputs[1]) != conv_id) return false;
+  if (!zero_points_zero(g, *dw) || sole_reader(g, conv.inputs[1]) != conv_id) return false;
   const int64_t M = w->dim(0);
   const int64_t rank = static_cast<int64_t>(g.values[conv.outputs[0]].shape.size());
   // The float result per output channel m is alpha[m] * Conv_without_bias + gamma[m].
@@ -307,6 +318,70 @@ bool try_fuse_add(Graph& g, NodeId add_id) {
   return true;
 }
 
+bool try_fuse_matmul(Graph& g, NodeId mm_id) {
+  const Node& mm = g.nodes[mm_id];
+  if (mm.inputs.size() != 2 || mm.outputs.size() != 1) return false;
+  const Node* da = producer_of(g, mm.inputs[0], "DequantizeLinear");
+  const Node* dw = producer_of(g, mm.inputs[1], "DequantizeLinear");
+  if (!da || !dw || !per_tensor(g, *da) || !is_8bit(g.values[da->inputs[0]].dtype)) return false;
+  const Tensor* w = constant_input(g, *dw, 0);
+  const Tensor* w_scale = constant_input(g, *dw, 1);
+  if (!w || w->dtype() != DType::kInt8 || w->rank() != 2 || !w_scale || w_scale->dtype() != DType::kFloat32 ||
+      !zero_points_zero(g, *dw))
+    return false;
+  const int64_t N = w->dim(1);
+  const int64_t axis = dw->attr_int("axis", 1);
+  if (w_scale->numel() != 1 && !(w_scale->rank() == 1 && w_scale->dim(0) == N && (axis == 1 || axis == -1)))
+    return false;
+  const Value& out = g.values[mm.outputs[0]];
+  if (out.dtype != DType::kFloat32 || !out.has_shape) return false;
+  // The product's scale per column: the float chain's a_scale * w_scale.
+  const float a_scale = constant_input(g, *da, 1)->data<float>()[0];
+  Tensor scales(DType::kFloat32, w_scale->numel() == 1 ? Shape{} : Shape{N});
+  for (int64_t n = 0; n < scales.numel(); ++n) {
+    float s = a_scale * w_scale->data<float>()[n];
+    if (!std::isfinite(s) || s == 0.0f) return false;
+    scales.data<float>()[n] = s;
+  }
+
+  // Decided: MatMulInteger -> Cast -> the MatMul node, now a Mul.
+  const std::string name = mm.name;
+  auto add_like_output = [&](const std::string& suffix, DType dtype) {
+    Value v = g.values[mm.outputs[0]];
+    v.name = g.unused_name(v.name + suffix);
+    v.dtype = dtype;
+    v.producer = kNoNode;
+    v.consumers.clear();
+    return g.add_value(std::move(v));
+  };
+  ValueId product = add_like_output(".int32", DType::kInt32);
+  ValueId as_float = add_like_output(".float", DType::kFloat32);
+  Node integer;
+  integer.name = g.unused_name(name + ".integer");
+  integer.op_type = "MatMulInteger";
+  integer.opset = std::max<int64_t>(mm.opset, 10);
+  integer.inputs = {da->inputs[0], dw->inputs[0],
+                    zero_point_of(g, *da, name + ".a_zero_point", g.values[da->inputs[0]].dtype)};
+  integer.outputs = {product};
+  Node cast;
+  cast.name = g.unused_name(name + ".cast");
+  cast.op_type = "Cast";
+  cast.opset = integer.opset;
+  cast.attributes["to"].kind = Attribute::Kind::kInt;
+  cast.attributes["to"].i = 1;  // FLOAT
+  cast.inputs = {product};
+  cast.outputs = {as_float};
+  ValueId scale = g.add_constant(name + ".scale", std::move(scales));
+  Node& mul = g.nodes[mm_id];
+  mul.op_type = "Mul";
+  mul.opset = integer.opset;
+  mul.attributes.clear();
+  mul.inputs = {as_float, scale};
+  g.add_node(std::move(integer));
+  g.add_node(std::move(cast));
+  return true;
+}
+
 }  // namespace
 
 int fuse_quantized_ops(Graph& graph) {
@@ -320,6 +395,8 @@ int fuse_quantized_ops(Graph& graph) {
   if (n_fused) graph.finalize();  // readers as the fused Convs left them
   for (size_t n = 0; n < graph.nodes.size(); ++n)
     if (graph.nodes[n].op_type == "Add" && try_fuse_add(graph, static_cast<NodeId>(n))) ++n_fused;
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    if (graph.nodes[n].op_type == "MatMul" && try_fuse_matmul(graph, static_cast<NodeId>(n))) ++n_fused;
   if (n_fused == 0) return 0;
   // A DequantizeLinear read by fused Convs only is read by nothing now.
   std::vector<int> reads(graph.values.size(), 0);

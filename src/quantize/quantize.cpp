@@ -205,9 +205,8 @@ ValueId conv_result(const Graph& g, const Node& conv) {
   return next.op_type == "Relu" || next.op_type == "Clip" ? next.outputs[0] : out;
 }
 
-// Why MatMul `mm` stays float32 in dynamic quantization, or "" when it is
-// quantized.
-std::string why_not_dynamic(const Graph& g, const Node& mm) {
+// Why MatMul `mm` stays float32, or "" when it is quantized.
+std::string why_not_matmul(const Graph& g, const Node& mm) {
   if (mm.inputs.size() != 2 || mm.outputs.size() != 1) return "unexpected inputs";
   const Value& x = g.values[mm.inputs[0]];
   const Value& w = g.values[mm.inputs[1]];
@@ -218,6 +217,27 @@ std::string why_not_dynamic(const Graph& g, const Node& mm) {
   for (int64_t i = 0; i < t.numel(); ++i)
     if (!std::isfinite(t.data<float>()[i])) return fmt::format("'{}' holds a value that is not finite", w.name);
   return "";
+}
+
+// MatMul's B (a float32 matrix [K, N]) in int8, symmetric: one scale, or
+// one per column; added to `g` as constants: the int8 matrix, its scales and
+// its zero points (0).
+std::array<ValueId, 3> add_quantized_matrix(Graph& g, const std::string& base, const Tensor& w, bool per_channel) {
+  const int64_t K = w.dim(0), N = w.dim(1), n_scales = per_channel ? N : 1;
+  std::vector<float> w_scales(static_cast<size_t>(n_scales), 0.0f);
+  for (int64_t i = 0; i < w.numel(); ++i) {
+    float& amax = w_scales[static_cast<size_t>(per_channel ? i % N : 0)];
+    amax = std::max(amax, std::fabs(w.data<float>()[i]));
+  }
+  for (float& sc : w_scales) sc = sc > 0.0f ? sc / 127.0f : 1.0f;
+  Tensor wq(DType::kInt8, {K, N});
+  for (int64_t i = 0; i < w.numel(); ++i)
+    wq.data<int8_t>()[i] = static_cast<int8_t>(std::clamp(
+        std::nearbyint(w.data<float>()[i] / w_scales[static_cast<size_t>(per_channel ? i % N : 0)]), -127.0f, 127.0f));
+  Shape scale_shape = per_channel ? Shape{N} : Shape{};
+  return {g.add_constant(base + ".w_quantized", std::move(wq)),
+          g.add_constant(base + ".w_scale", Tensor::from_vector<float>(scale_shape, w_scales)),
+          g.add_constant(base + ".w_zero_point", Tensor(DType::kInt8, scale_shape))};
 }
 
 ValueId add_scalar_value(Graph& g, const std::string& name, DType dtype) {
@@ -235,7 +255,7 @@ void quantize_dynamic(Graph& graph, int64_t opset, bool per_channel, QuantizeRep
   const size_t n_nodes = graph.nodes.size();
   for (NodeId id = 0; id < static_cast<NodeId>(n_nodes); ++id) {
     if (graph.nodes[id].op_type != "MatMul") continue;
-    std::string why = why_not_dynamic(graph, graph.nodes[id]);
+    std::string why = why_not_matmul(graph, graph.nodes[id]);
     if (!why.empty()) {
       report->skipped.push_back(fmt::format("{}: {}", graph.nodes[id].label(), why));
       continue;
@@ -258,25 +278,8 @@ void quantize_dynamic(Graph& graph, int64_t opset, bool per_channel, QuantizeRep
     }
     auto [xq, xs, xz] = quantized.at(x);
 
-    // B in int8, symmetric: one scale, or one per column.
-    const Tensor& w = *graph.values[mm.inputs[1]].initializer;
-    const int64_t K = w.dim(0), N = w.dim(1), n_scales = per_channel ? N : 1;
-    std::vector<float> w_scales(static_cast<size_t>(n_scales), 0.0f);
-    for (int64_t i = 0; i < w.numel(); ++i) {
-      float& amax = w_scales[static_cast<size_t>(per_channel ? i % N : 0)];
-      amax = std::max(amax, std::fabs(w.data<float>()[i]));
-    }
-    for (float& sc : w_scales) sc = sc > 0.0f ? sc / 127.0f : 1.0f;
-    Tensor wq(DType::kInt8, {K, N});
-    for (int64_t i = 0; i < w.numel(); ++i)
-      wq.data<int8_t>()[i] = static_cast<int8_t>(std::clamp(
-          std::nearbyint(w.data<float>()[i] / w_scales[static_cast<size_t>(per_channel ? i % N : 0)]), -127.0f,
-          127.0f));
-    Shape scale_shape = per_channel ? Shape{N} : Shape{};
     const std::string& base = mm.name;
-    ValueId wqv = graph.add_constant(base + ".w_quantized", std::move(wq));
-    ValueId ws = graph.add_constant(base + ".w_scale", Tensor::from_vector<float>(scale_shape, w_scales));
-    ValueId wz = graph.add_constant(base + ".w_zero_point", Tensor(DType::kInt8, scale_shape));
+    auto [wqv, ws, wz] = add_quantized_matrix(graph, base, *graph.values[mm.inputs[1]].initializer, per_channel);
 
     // MatMulInteger -> Cast -> Mul(x_scale * w_scale), writing the MatMul's
     // own output value.
@@ -365,11 +368,25 @@ QuantizeReport quantize_model(const std::string& model, const std::string& out_p
     for (ValueId v : {n.inputs[0], conv_result(graph, n)})
       if (seen.insert(v).second) activations.push_back(v);
   }
+  // And the MatMuls with a constant matrix B, their inputs: ONNX Runtime's
+  // QDQ format for a MatMul, its output left float32.
+  std::vector<NodeId> matmuls;
+  for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes.size()); ++id) {
+    const Node& n = graph.nodes[id];
+    if (n.op_type != "MatMul") continue;
+    std::string why = why_not_matmul(graph, n);
+    if (!why.empty()) {
+      report.skipped.push_back(fmt::format("{}: {}", n.label(), why));
+      continue;
+    }
+    matmuls.push_back(id);
+    if (seen.insert(n.inputs[0]).second) activations.push_back(n.inputs[0]);
+  }
 
-  if (convs.empty())
+  if (convs.empty() && matmuls.empty())
     throw Error(ErrorCode::kUnsupported,
-                fmt::format("{}: no float32 Conv with constant weights to quantize{} (only Convs are quantized yet)",
-                            model, report.skipped.empty() ? "" : " (" + report.skipped.front() + ")"));
+                fmt::format("{}: no float32 Conv or MatMul with constant weights to quantize{}", model,
+                            report.skipped.empty() ? "" : " (" + report.skipped.front() + ")"));
 
   // Pass 2: calibration, the float model run with those values as outputs.
   std::map<ValueId, Range> ranges;
@@ -477,6 +494,16 @@ QuantizeReport quantize_model(const std::string& model, const std::string& out_p
       graph.nodes[id].inputs[2] = bdq;
     }
     ++report.n_quantized_convs;
+  }
+  for (NodeId id : matmuls) {
+    const Node mm = graph.nodes[id];
+    auto [wqv, ws, wz] = add_quantized_matrix(graph, mm.name, *graph.values[mm.inputs[1]].initializer,
+                                              options.per_channel);
+    ValueId wdq = add_value(graph, mm.name + ".w_dequantized", DType::kFloat32, graph.values[mm.inputs[1]]);
+    add_node(graph, "DequantizeLinear", mm.name + ".w_dequantize", {wqv, ws, wz}, wdq, opset,
+             options.per_channel ? 1 : -1);
+    graph.nodes[id].inputs[1] = wdq;
+    ++report.n_quantized_matmuls;
   }
   write_model(graph, out_path);
   return report;

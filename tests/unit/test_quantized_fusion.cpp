@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/cpu/program.h"
 #include "graph/onnx_export.h"
 #include "hetsched/quantize.h"
 #include "hetsched/session.h"
@@ -188,6 +189,100 @@ TEST_F(QuantizedFusionTest, ADynamicallyQuantizedMatMulRunsAsOneInt8MatmulWithTh
     }
     EXPECT_LT(worst, 0.02 * largest) << "per_channel " << per_channel;
   }
+}
+
+// x [2, 5, 16] -> MatMul(w [16, 8]) -> Add(bias [8]) -> Relu -> y: a
+// PyTorch Linear + ReLU.
+onnx::ModelProto float_linear_relu() {
+  std::mt19937 rng(8);
+  std::normal_distribution<float> normal(0.0f, 0.5f);
+  std::vector<float> w(16 * 8), b(8);
+  for (float& v : w) v = normal(rng);
+  for (float& v : b) v = normal(rng);
+  onnx::ModelProto m = make_model(13);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto_DataType_FLOAT, {2, 5, 16});
+  *g->add_output() = tensor_info("y", onnx::TensorProto_DataType_FLOAT, {2, 5, 8});
+  *g->add_initializer() = float_tensor("w", {16, 8}, w);
+  *g->add_initializer() = float_tensor("b", {8}, b);
+  *g->add_node() = make_node("MatMul", {"x", "w"}, {"p"}, "project");
+  *g->add_node() = make_node("Add", {"p", "b"}, {"biased"}, "bias");
+  *g->add_node() = make_node("Relu", {"biased"}, {"y"}, "relu");
+  return m;
+}
+
+// Static quantization writes a MatMul in the QDQ format (DequantizeLinear
+// on its input and on B); at load it becomes MatMulInteger -> Cast -> Mul by
+// the scales, which the CPU runs as one int8 matmul with output scales.
+TEST_F(QuantizedFusionTest, AStaticallyQuantizedMatMulRunsAsOneInt8MatmulWithOutputScales) {
+  write_model(float_matmuls(), dir_ / "float.onnx");
+  for (bool per_channel : {false, true}) {
+    SCOPED_TRACE(per_channel ? "per column" : "per tensor");
+    QuantizeOptions options;
+    options.per_channel = per_channel;
+    options.devices = "cpu:0";
+    std::string out = (dir_ / "static.onnx").string();
+    QuantizeReport report = quantize_model((dir_ / "float.onnx").string(), out, options);
+    EXPECT_EQ(report.n_quantized_matmuls, 1);
+    EXPECT_EQ(report.n_quantized_convs, 0);
+    ASSERT_EQ(report.skipped.size(), 1u);
+    EXPECT_NE(report.skipped[0].find("'gram': B computed at run time"), std::string::npos) << report.skipped[0];
+    Graph quantized = load_model(out);
+    EXPECT_EQ(count(quantized, "MatMulInteger"), 1);
+    EXPECT_EQ(count(quantized, "MatMul"), 1);  // the gram matrix's, on the dequantized input
+    NodeId integer = kNoNode;
+    for (const Node& n : quantized.nodes)
+      if (n.op_type == "MatMulInteger") integer = static_cast<NodeId>(&n - quantized.nodes.data());
+    std::vector<NodeId> group = cpu::fusion_group(quantized, integer);
+    ASSERT_EQ(group.size(), 3u);
+    EXPECT_EQ(quantized.nodes[group[1]].op_type, "Cast");
+    EXPECT_EQ(quantized.nodes[group[2]].op_type, "Mul");
+    EXPECT_EQ(quantized.values[quantized.nodes[group[2]].outputs[0]].name, "y");
+
+    Session cpu(quantized, SessionOptions("cpu:0"));
+    EXPECT_TRUE(cpu.summary().fallbacks.empty()) << cpu.summary().fallbacks.front();
+    TensorMap inputs = cpu.random_inputs(4);
+    std::vector<double> got = cpu.run(inputs).at("y").to_double_vector();
+    std::vector<double> want = run_reference(quantized, inputs).at("y").to_double_vector();
+    std::vector<double> exact = run_reference(load(float_matmuls()), inputs).at("y").to_double_vector();
+    double largest = 0, off_reference = 0, off_float = 0;
+    for (size_t i = 0; i < exact.size(); ++i) {
+      largest = std::max(largest, std::fabs(exact[i]));
+      off_reference = std::max(off_reference, std::fabs(got[i] - want[i]));
+      off_float = std::max(off_float, std::fabs(got[i] - exact[i]));
+    }
+    EXPECT_LT(off_reference, 1e-6 * largest) << "float(product) * scale, as the Cast and Mul compute it";
+    EXPECT_LT(off_float, 0.02 * largest);
+  }
+}
+
+// After the scales, a Linear's bias Add and its Relu join the int8 matmul
+// (a binary and an eltwise post-op), with the unfused chain's results.
+TEST_F(QuantizedFusionTest, AQuantizedLinearTakesItsBiasAndReluIntoTheInt8Matmul) {
+  write_model(float_linear_relu(), dir_ / "float.onnx");
+  QuantizeOptions options;
+  options.devices = "cpu:0";
+  std::string out = (dir_ / "static.onnx").string();
+  EXPECT_EQ(quantize_model((dir_ / "float.onnx").string(), out, options).n_quantized_matmuls, 1);
+  Graph quantized = load_model(out);
+  std::vector<std::string> ops;
+  for (const Node& n : quantized.nodes)
+    if (n.op_type == "MatMulInteger")
+      for (NodeId id : cpu::fusion_group(quantized, static_cast<NodeId>(&n - quantized.nodes.data())))
+        ops.push_back(quantized.nodes[id].op_type);
+  EXPECT_EQ(ops, (std::vector<std::string>{"MatMulInteger", "Cast", "Mul", "Add", "Relu"}));
+  Session cpu(quantized, SessionOptions("cpu:0"));
+  EXPECT_TRUE(cpu.summary().fallbacks.empty()) << cpu.summary().fallbacks.front();
+  TensorMap inputs = cpu.random_inputs(5);
+  std::vector<double> got = cpu.run(inputs).at("y").to_double_vector();
+  std::vector<double> want = run_reference(quantized, inputs).at("y").to_double_vector();
+  double largest = 0, off = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    largest = std::max(largest, std::fabs(want[i]));
+    off = std::max(off, std::fabs(got[i] - want[i]));
+  }
+  EXPECT_GT(largest, 0.0);
+  EXPECT_LT(off, 1e-6 * largest);
 }
 
 // a, b float [1, 16, 6, 6] -> QuantizeLinear -> DequantizeLinear each (a in

@@ -82,9 +82,9 @@ struct QuantizeCommand {
                  "hetsched: warning: calibrated on {} random inputs (--calibration NAME=FILE to give real ones): "
                  "the activation ranges are those of random data\n",
                  report.n_calibration_runs);
-    fmt::print("{}: {} Convs quantized ({} weights, int8; activations uint8), {} activations calibrated over "
-               "{} runs ({})\n",
-               out, report.n_quantized_convs, per_channel ? "per-channel" : "per-tensor", report.n_activations,
+    fmt::print("{}: {} Convs and {} MatMuls quantized ({} weights, int8; activations uint8), {} activations "
+               "calibrated over {} runs ({})\n",
+               out, report.n_quantized_convs, report.n_quantized_matmuls, per_channel ? "per-channel" : "per-tensor", report.n_activations,
                report.n_calibration_runs,
                method == "percentile" ? fmt::format("the central {}% of each one's values", percentile)
                : method == "entropy"  ? "clipped where least information is lost"
@@ -101,8 +101,8 @@ void add_quantize_command(CLI::App& app, int* exit_code) {
   cmd->exit_code = exit_code;
   auto* sub = app.add_subcommand(
       "quantize",
-      "quantize a float32 model to int8 and write it as ONNX: its Convs (static, QDQ format), or with --dynamic "
-      "its MatMuls (ONNX Runtime's dynamic format, for transformers)");
+      "quantize a float32 model to int8 and write it as ONNX: its Convs and MatMuls (static, QDQ format), or with "
+      "--dynamic its MatMuls (ONNX Runtime's dynamic format, for transformers)");
   sub->add_option("model", cmd->model, "the float32 .onnx model")->required();
   sub->add_option("-o,--output", cmd->out, "the quantized .onnx file to write")->required();
   sub->add_option("--calibration", cmd->calibration,
@@ -111,7 +111,7 @@ void add_quantize_command(CLI::App& app, int* exit_code) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   sub->add_flag("--per-channel", cmd->per_channel,
-                "one weight scale per output channel (static: needs opset 13) or per column (--dynamic)");
+                "one weight scale per output channel of a Conv (needs opset 13) or per column of a MatMul");
   sub->add_flag("--dynamic", cmd->dynamic,
                 "quantize the MatMuls with constant weights, activations at run time (no calibration; opset 11)");
   sub->add_option("--method", cmd->method,

@@ -31,34 +31,39 @@ void append_activation(const Graph& graph, ValueId out, std::vector<NodeId>& gro
     group.insert(group.end(), activation->nodes.begin(), activation->nodes.end());
 }
 
+// The Add of a constant bias vector (shape [.., 1, N] or [N], not changing
+// the shape) reading a matrix product `out` (float32, rank >= 2), when it is
+// out's sole reader; kNoNode otherwise.
+NodeId bias_add_after(const Graph& graph, ValueId out) {
+  NodeId next = only_consumer(graph, out);
+  if (next == kNoNode || graph.nodes[next].op_type != "Add" || graph.nodes[next].inputs.size() != 2) return kNoNode;
+  const Node& add = graph.nodes[next];
+  const Value& product = graph.values[out];
+  const Value& bias = graph.values[add.inputs[0] == out ? add.inputs[1] : add.inputs[0]];
+  bool ok = add.inputs[0] != add.inputs[1] && bias.is_constant() && bias.dtype == DType::kFloat32 &&
+            product.shape.size() >= 2 && bias.shape.size() <= product.shape.size() &&
+            is_float32(graph, add.outputs[0]) && graph.values[add.outputs[0]].shape == product.shape;
+  for (size_t i = 0; ok && i < bias.shape.size(); ++i) {
+    int64_t d = bias.shape[bias.shape.size() - 1 - i];
+    ok = d == 1 || (i == 0 && d == product.shape.back());
+  }
+  return ok ? next : kNoNode;
+}
+
 // MatMul and Gemm (float32): a MatMul followed by an Add of a constant bias
-// vector (shape [.., 1, N] or [N], not changing the output's shape; oneDNN's
-// bias), then an activation (an `eltwise` post-op); a Gemm followed by an
-// activation. Each only when it is the sole reader of what precedes it.
+// vector (bias_add_after; oneDNN's bias), then an activation (an `eltwise`
+// post-op); a Gemm followed by an activation. Each only when it is the sole
+// reader of what precedes it.
 std::vector<NodeId> matmul_group(const Graph& graph, NodeId node) {
   std::vector<NodeId> group = {node};
   const Node& head = graph.nodes[node];
   if (head.outputs.empty() || !is_float32(graph, head.outputs[0])) return group;
   ValueId out = head.outputs[0];
-  NodeId next = only_consumer(graph, out);
-  if (head.op_type == "MatMul" && next != kNoNode && graph.nodes[next].op_type == "Add" &&
-      graph.nodes[next].inputs.size() == 2) {
-    const Node& add = graph.nodes[next];
-    const Value& mm = graph.values[out];
-    ValueId other = add.inputs[0] == out ? add.inputs[1] : add.inputs[0];
-    const Value& bias = graph.values[other];
-    bool ok = add.inputs[0] != add.inputs[1] && bias.is_constant() && bias.dtype == DType::kFloat32 &&
-              mm.shape.size() >= 2 && bias.shape.size() <= mm.shape.size() && is_float32(graph, add.outputs[0]) &&
-              graph.values[add.outputs[0]].shape == mm.shape;
-    for (ValueId in : head.inputs) ok = ok && in != kNoValue && graph.values[in].shape.size() >= 2;
-    for (size_t i = 0; ok && i < bias.shape.size(); ++i) {
-      int64_t d = bias.shape[bias.shape.size() - 1 - i];
-      ok = d == 1 || (i == 0 && d == mm.shape.back());
-    }
-    if (ok) {
-      group.push_back(next);
-      out = add.outputs[0];
-    }
+  bool matrices = std::all_of(head.inputs.begin(), head.inputs.end(),
+                              [&](ValueId in) { return in != kNoValue && graph.values[in].shape.size() >= 2; });
+  if (NodeId add = bias_add_after(graph, out); head.op_type == "MatMul" && matrices && add != kNoNode) {
+    group.push_back(add);
+    out = graph.nodes[add].outputs[0];
   }
   append_activation(graph, out, group);
   return group;
@@ -128,10 +133,34 @@ std::vector<NodeId> fusion_group(const Graph& graph, NodeId node) {
   if (head.op_type == "MatMulInteger" && !head.outputs.empty()) {
     // Its int32 product cast to float32 (ONNX Runtime's dynamic
     // quantization: MatMulInteger -> Cast -> Mul by the scales): the
-    // primitive writes float32, the same values.
+    // primitive writes float32, the same values. Then a Mul by constant
+    // scales, one or one per column (a QDQ MatMul, quantized_fusion.cpp):
+    // the primitive's output scales, the same float product; and after
+    // them a bias Add and an activation, as a float MatMul's (post-ops).
     NodeId next = only_consumer(graph, head.outputs[0]);
-    if (next != kNoNode && graph.nodes[next].op_type == "Cast" && is_float32(graph, graph.nodes[next].outputs[0]))
-      group.push_back(next);
+    if (next == kNoNode || graph.nodes[next].op_type != "Cast" || !is_float32(graph, graph.nodes[next].outputs[0]))
+      return group;
+    group.push_back(next);
+    ValueId as_float = graph.nodes[next].outputs[0];
+    NodeId mul = only_consumer(graph, as_float);
+    if (mul == kNoNode || graph.nodes[mul].op_type != "Mul" || graph.nodes[mul].inputs.size() != 2) return group;
+    const Node& m = graph.nodes[mul];
+    const Value& scales = graph.values[m.inputs[m.inputs[0] == as_float ? 1 : 0]];
+    const Shape& product = graph.values[as_float].shape;
+    if (m.inputs[0] == m.inputs[1] || !scales.is_constant() || scales.dtype != DType::kFloat32 ||
+        !graph.values[as_float].shape_is_static() || product.empty() || scales.shape.size() > product.size() ||
+        graph.values[m.outputs[0]].shape != product)
+      return group;
+    const int64_t n = scales.initializer->numel();
+    bool per_column = n == product.back() && !scales.shape.empty() && scales.shape.back() == n;
+    if (n != 1 && !per_column) return group;
+    group.push_back(mul);
+    ValueId out = m.outputs[0];
+    if (NodeId add = bias_add_after(graph, out); add != kNoNode) {
+      group.push_back(add);
+      out = graph.nodes[add].outputs[0];
+    }
+    append_activation(graph, out, group);
     return group;
   }
   // A standalone gate: its Sigmoid or HardSigmoid and the Mul, as one op.
