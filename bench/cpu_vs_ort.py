@@ -7,8 +7,9 @@ Method
    a random batch), exported to ONNX opset 13 as bench/auto_vs_single.py
    exports them; their int8 twins written by `hetsched quantize --per-channel`
    (static QDQ, calibrated on 8 random images); the zoo's BERT encoder (base
-   sizes, sequence 128) in float32 and quantized by `hetsched quantize
-   --dynamic`.  Both engines run the very same file on the very same input
+   sizes, sequence 128) in float32, quantized by `hetsched quantize
+   --dynamic` and by `hetsched quantize --per-channel` (static QDQ MatMuls,
+   calibrated on 8 random token sequences).  Both engines run the very same file on the very same input
    (.npy files: a seeded random image, BERT's random token ids).
 2. ONNX Runtime.  The CPU library of the npm package onnxruntime-node 1.30.0
    (MLAS kernels), installed by `make bench-peers` into bench/peers and driven
@@ -93,6 +94,9 @@ def prepare(args, work):
         run([args.hetsched, "quantize", bert, "-o", bert8, "--dynamic"])
         jobs.append({"name": "bert", "variant": "float32", "onnx": bert, "inputs": inputs})
         jobs.append({"name": "bert", "variant": "int8-dynamic", "onnx": bert8, "inputs": inputs})
+        bert8s = os.path.join(work, "bert_int8_static.onnx")
+        run([args.hetsched, "quantize", bert, "-o", bert8s, "--per-channel"])
+        jobs.append({"name": "bert", "variant": "int8-static", "onnx": bert8s, "inputs": inputs})
     return jobs
 
 

@@ -16,6 +16,9 @@ Method
    - int8-dynamic: the zoo's BERT encoder quantized by `hetsched quantize
      --dynamic` (ONNX Runtime's dynamic format: its MatMuls in int8, the
      activations' ranges taken at run time);
+   - int8-static: the same encoder quantized by `hetsched quantize
+     --per-channel` (the QDQ format: its MatMuls' inputs calibrated on 8
+     random token sequences, their matrices per column);
    - bfloat16: the float32 file itself, in a session with
      precision="bfloat16" (convolutions and matrix products computed in
      bfloat16); also the zoo's BERT encoder (base sizes, sequence 128, its
@@ -170,6 +173,10 @@ def main():
         run([args.hetsched, "quantize", bert, "-o", bert8, "--dynamic"])
         measure("bert", "int8-dynamic", bert, bert8, None, [("float32", lambda _: bert_y32)], feeds=bert_feeds,
                 output="output")
+        bert8s = os.path.join(tmp, "bert_int8_static.onnx")
+        run([args.hetsched, "quantize", bert, "-o", bert8s, "--per-channel"])
+        measure("bert", "int8-static", bert, bert8s, None, [("float32", lambda _: bert_y32)], feeds=bert_feeds,
+                output="output")
         import torch
         for name in INT8_MODELS:
             path32, path8 = os.path.join(tmp, name + ".onnx"), os.path.join(tmp, name + "_qdq.onnx")
@@ -193,7 +200,7 @@ def main():
             reference = hetsched.Session(quantized, reference=True).run({"x": x})["y"]
             measure(name, "int8", path32, quantized, x,
                     [("float32", lambda _: y32), ("reference", lambda _: reference)])
-    for variant in ("float16", "bfloat16", "int8-qat", "int8", "int8-dynamic"):
+    for variant in ("float16", "bfloat16", "int8-qat", "int8", "int8-dynamic", "int8-static"):
         ratios = [r["ratio"] for r in rows if r["variant"] == variant]
         print(f"{variant} / float32: geometric mean {geomean(ratios):.3f}, worst {max(ratios):.3f}")
     comment = (f"float16, bfloat16 and int8 twins, {args.devices}, {rounds} rounds x {n} runs, input {'x'.join(map(str, shape))}; "
