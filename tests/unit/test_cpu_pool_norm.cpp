@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include "hetsched/session.h"
 #include "onnx_model_util.h"
 
@@ -218,6 +220,75 @@ TEST(CpuPoolNorm, MaxPool) {
     SCOPED_TRACE(c.name);
     run_pool(c);
   }
+}
+
+// Whether oneDNN writes a 1x1 Conv of these sizes channels-last on this
+// CPU (its choice with tag::any, as the CPU backend asks).
+bool conv_writes_channels_last(int64_t in_c, int64_t out_c, int64_t h, int64_t w) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::convolution_forward::primitive_desc pd(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                      dnnl::memory::desc({1, in_c, h, w}, dt::f32, tag::any),
+                                      dnnl::memory::desc({out_c, in_c, 1, 1}, dt::f32, tag::any),
+                                      dnnl::memory::desc({out_c}, dt::f32, tag::any),
+                                      dnnl::memory::desc({1, out_c, h, w}, dt::f32, tag::any), {1, 1}, {0, 0}, {0, 0}),
+      engine);
+  return pd.dst_desc() == dnnl::memory::desc({1, out_c, h, w}, dt::f32, tag::nhwc);
+}
+
+// A max pool reading a Conv's channels-last output (googlenet's) runs in
+// host code: the reference's results, NaN included (oneDNN's pool would
+// drop a NaN for its window's largest number).
+TEST(CpuPoolNorm, MaxPoolOfChannelsLastData) {
+  struct Case {
+    std::string name;
+    std::vector<int64_t> x, kernel, strides, pads;
+    int64_t ceil_mode = 0;
+  };
+  std::vector<Case> cases = {
+      {"3x3_s1_p1", {2, 16, 9, 11}, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+      {"3x3_s2_ceil", {1, 16, 14, 14}, {3, 3}, {2, 2}, {0, 0, 0, 0}, 1},
+      {"2x2_s2", {1, 16, 8, 6}, {2, 2}, {2, 2}, {0, 0, 0, 0}},
+      {"3x2_asym", {1, 16, 10, 12}, {3, 2}, {2, 3}, {0, 1, 1, 0}, 1},
+  };
+  const int64_t out_c = 64;
+  int channels_last = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Model m(12);
+    m.input("x", c.x);
+    m.conv("x", c.x[1], "c", out_c, 1);
+    auto& n = m.node("MaxPool", {"c"}, {"y"});
+    Model::ints(n, "kernel_shape", c.kernel);
+    Model::ints(n, "strides", c.strides);
+    Model::ints(n, "pads", c.pads);
+    if (c.ceil_mode) Model::integer(n, "ceil_mode", 1);
+    m.output("y", 4);
+    EXPECT_LE(check(m, "max_channels_last_" + c.name).n_reorders, 2) << "the pool reads the Conv's layout";
+    if (!conv_writes_channels_last(c.x[1], out_c, c.x[2], c.x[3])) continue;  // oneDNN's pool runs it
+    ++channels_last;
+
+    // A NaN at some pixels: the Conv makes every channel there NaN, and
+    // each window holding one gives NaN.
+    auto dir = temp_dir("cpu_pool_norm_nan_" + c.name);
+    std::string path = (dir / "model.onnx").string();
+    write_model(m.proto(), path);
+    Session cpu = Session::load(path, {}, SessionOptions{"cpu:0", false});
+    Session ref = Session::load(path, {}, SessionOptions{"cpu:0", true});
+    TensorMap inputs = ref.random_inputs(3);
+    float* x = inputs.at("x").data<float>();
+    for (int64_t i = 0; i < inputs.at("x").numel(); i += 997) x[i] = NAN;
+    Tensor got = cpu.run(inputs).at("y"), want = ref.run(inputs).at("y");
+    EXPECT_LE(compare(got, want, "y"), 1e-4);
+    std::vector<double> y = want.to_double_vector();
+    EXPECT_GT(std::count_if(y.begin(), y.end(), [](double v) { return std::isnan(v); }), 0);
+    EXPECT_LT(std::count_if(y.begin(), y.end(), [](double v) { return std::isnan(v); }),
+              static_cast<int64_t>(y.size()));
+    std::filesystem::remove_all(dir);
+  }
+  if (channels_last == 0) GTEST_SKIP() << "oneDNN writes these Convs in a blocked layout on this CPU";
 }
 
 TEST(CpuPoolNorm, MaxPoolInt8) {
