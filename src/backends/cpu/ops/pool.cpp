@@ -234,7 +234,8 @@ constexpr const char* kPool = "oneDNN pooling";
 
 }  // namespace
 
-HETSCHED_CPU_LOWERING("MaxPool", lower_max_pool, kPool,
+HETSCHED_CPU_LOWERING("MaxPool", lower_max_pool,
+                      "oneDNN pooling; 2-D float32 data in the channels-last layout in host code",
                       "dtypes other than float32, int8, uint8; rank outside 3-5; the Indices output; a window "
                       "holding padding only");
 HETSCHED_CPU_LOWERING("AveragePool", lower_average_pool, kPool,
