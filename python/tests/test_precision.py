@@ -285,7 +285,8 @@ class QuantizeFromPython(unittest.TestCase):
         self.assertAlmostEqual(scale["minmax"], 301.0 / 255, delta=0.01)
         self.assertLess(scale["percentile"], 2.1 / 255)
         self.assertLess(error["percentile"], error["minmax"] / 4)
-        with self.assertRaisesRegex(hetsched.UsageError, "calibration method 'kl': expected minmax, percentile or entropy"):
+        with self.assertRaisesRegex(hetsched.UsageError,
+                                    "calibration method 'kl': expected minmax, percentile or entropy"):
             hetsched.quantize(path, os.path.join(TMP, "none.onnx"), method="kl")
         with self.assertRaisesRegex(hetsched.UsageError, "percentile 40"):
             hetsched.quantize(path, os.path.join(TMP, "none.onnx"), method="percentile", percentile=40)

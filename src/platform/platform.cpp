@@ -320,7 +320,8 @@ class PlatformFileReader {
     if (value.contains("precisions")) {
       const auto& precisions = array_field(value, where, "precisions");
       if (precisions.empty())
-        fail(field_path(where, "precisions"), "expected at least one number format (leave precisions out for every one)");
+        fail(field_path(where, "precisions"),
+             "expected at least one number format (leave precisions out for every one)");
       for (size_t i = 0; i < precisions.size(); ++i) {
         std::string field = fmt::format("{}.precisions[{}]", where, i);
         std::string precision = string_value(precisions[i], field);

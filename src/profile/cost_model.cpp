@@ -153,13 +153,15 @@ Estimate roofline_launch(const Graph& graph, const std::vector<NodeId>& nodes, c
     throw Error(ErrorCode::kRuntime, fmt::format("device {} has no peaks: calibrate first", device.name));
   LaunchShape shape = launch_shape(graph, nodes, device);
   if (shape.one_kernel)
-    return {device.launch_overhead_us + kernel_us(launch_flops(graph, nodes, device), launch_bytes(graph, nodes), device),
+    return {device.launch_overhead_us +
+                kernel_us(launch_flops(graph, nodes, device), launch_bytes(graph, nodes), device),
             CostSource::kRoofline};
   double us = 0;
   for (const Kernel& kernel : shape.kernels) {
     double bytes =
         shape.cached ? cached_kernel_bytes(graph, kernel.nodes, shape.members) : launch_bytes(graph, kernel.nodes);
-    us += device.launch_overhead_us * kernel.n_overheads + kernel_us(launch_flops(graph, kernel.nodes, device), bytes, device);
+    us += device.launch_overhead_us * kernel.n_overheads +
+          kernel_us(launch_flops(graph, kernel.nodes, device), bytes, device);
   }
   return {us, CostSource::kRoofline};
 }
@@ -317,7 +319,8 @@ ResourceDemand CostModel::demand(const Graph& graph, const std::vector<NodeId>& 
   if (!(us > 0) || us == kInfinity) return {};
   ResourceDemand demand;
   if (device.peak_gflops > 0)
-    demand.compute = std::clamp(launch_flops(graph, nodes, device) / (us * device.peak_gflops * kPerMicrosecond), 0.0, 1.0);
+    demand.compute =
+        std::clamp(launch_flops(graph, nodes, device) / (us * device.peak_gflops * kPerMicrosecond), 0.0, 1.0);
   if (device.bandwidth_gbps > 0)
     demand.memory = std::clamp(launch_bytes(graph, nodes) / (us * device.bandwidth_gbps * kPerMicrosecond), 0.0, 1.0);
   return demand;

@@ -112,7 +112,8 @@ TEST_F(DevicePrecisions, AFloat16DeviceRunsFloat32Work) {
   Graph g = quantized();
   const PlatformDevice& float_only = bf.devices.at(bf.find_device("emu:npu"));
   for (const Node& n : g.nodes)
-    if (n.op_type == "QLinearConv") EXPECT_EQ(float_only.why_not(n), "it computes only in bfloat16; the node computes in int8");
+    if (n.op_type == "QLinearConv")
+      EXPECT_EQ(float_only.why_not(n), "it computes only in bfloat16; the node computes in int8");
 }
 
 TEST_F(DevicePrecisions, Int8WorkIsCostedAtTheInt8Rate) {

@@ -84,8 +84,8 @@ struct QuantizeCommand {
                  report.n_calibration_runs);
     fmt::print("{}: {} Convs and {} MatMuls quantized ({} weights, int8; activations uint8), {} activations "
                "calibrated over {} runs ({})\n",
-               out, report.n_quantized_convs, report.n_quantized_matmuls, per_channel ? "per-channel" : "per-tensor", report.n_activations,
-               report.n_calibration_runs,
+               out, report.n_quantized_convs, report.n_quantized_matmuls, per_channel ? "per-channel" : "per-tensor",
+               report.n_activations, report.n_calibration_runs,
                method == "percentile" ? fmt::format("the central {}% of each one's values", percentile)
                : method == "entropy"  ? "clipped where least information is lost"
                                       : "min-max");
