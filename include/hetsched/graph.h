@@ -119,6 +119,9 @@ class Graph {
   std::vector<Node> nodes;
   std::vector<ValueId> inputs;   // graph inputs that are not initializers
   std::vector<ValueId> outputs;
+  // The quantized chains (DequantizeLinear -> Conv, MatMul, Add...) the
+  // load-time fusion left in float32: "<node label>: why" (`run -v`).
+  std::vector<std::string> float_chains;
 
   ValueId add_value(Value value);
   // A new value holding `tensor` as its initializer (dtype and shape from

@@ -173,6 +173,8 @@ struct ExecutionSummary {
   int n_reorders = 0;         // layout conversions per run
   int n_fallbacks = 0;        // nodes run with reference kernels
   std::vector<std::string> fallbacks;  // "<node>: <why>"
+  // Quantized chains of the model computed in float32 (Graph::float_chains).
+  std::vector<std::string> float_chains;
   size_t arena_bytes = 0;     // peak memory of intermediate values
   size_t weight_bytes = 0;    // weights as the kernels hold them
   std::string note;           // why the whole graph runs on reference kernels, if it does

@@ -346,6 +346,7 @@ class PySession {
     out["n_reorders"] = s.n_reorders;
     out["n_fallbacks"] = s.n_fallbacks;
     out["fallbacks"] = s.fallbacks;
+    out["float_chains"] = s.float_chains;
     out["arena_bytes"] = s.arena_bytes;
     out["weight_bytes"] = s.weight_bytes;
     out["note"] = s.note;

@@ -24,7 +24,7 @@ NodeId sole_reader(const Graph& graph, ValueId v);
 // Nodes whose inputs are all constants (and Shape/Size of a value with a
 // static shape) are evaluated with the reference kernels and replaced by
 // initializers. With `keep_quantized_weights`, a DequantizeLinear whose
-// output is a Conv's weights is left for fuse_quantized_ops.
+// output is a Conv's weights or a MatMul's B is left for fuse_quantized_ops.
 int fold_constants(Graph& graph, bool keep_quantized_weights = false);
 // Identity and inference-mode Dropout (mask unused) are bypassed.
 int remove_identities(Graph& graph);
@@ -46,7 +46,9 @@ int fold_pads(Graph& graph);
 int einsum_as_matmul(Graph& graph);
 
 // DequantizeLinear -> Conv [-> Relu] -> QuantizeLinear chains (the QDQ
-// format) become QLinearConv nodes (quantized_fusion.cpp says when).
+// format) become QLinearConv nodes, and the other quantized chains their
+// int8 forms (quantized_fusion.cpp says which and when); what stays float32
+// is listed in Graph::float_chains.
 int fuse_quantized_ops(Graph& graph);
 
 // GELU written out with Erf (x / sqrt(2) -> Erf -> + 1 -> * x -> * 0.5, as

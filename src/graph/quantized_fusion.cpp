@@ -25,10 +25,11 @@
 // And DequantizeLinear -> MaxPool becomes MaxPool -> DequantizeLinear (for a
 // positive scale, the max of dequantized values is the dequantized max), so a
 // Conv after a pool is fused too and the pool runs on 8-bit values.
-// And DequantizeLinear(a) + DequantizeLinear(b) -> QuantizeLinear (a residual
-// Add between quantized blocks), every scale and zero point one value, a, b
-// and the sum of one shape, the sum read by the QuantizeLinear alone,
-// becomes QLinearAdd (ONNX Runtime's contrib op, domain com.microsoft), which
+// And DequantizeLinear(a) + DequantizeLinear(b) [-> Relu] -> QuantizeLinear
+// (a residual Add between quantized blocks), every scale and zero point one
+// value, a, b and the sum of one shape, the sum read by the QuantizeLinear
+// alone, a Relu only where the QuantizeLinear's saturation clamps as it
+// does (as for the Conv), becomes QLinearAdd (ONNX Runtime's contrib op, domain com.microsoft), which
 // computes the same float32 arithmetic on the 8-bit values: the activations
 // stay 8-bit across the residual. graph_to_model writes it back as the four
 // ops.
@@ -63,6 +64,16 @@ const Tensor* constant_input(const Graph& g, const Node& n, size_t i) {
 }
 
 bool is_8bit(DType d) { return d == DType::kUInt8 || d == DType::kInt8; }
+
+// What a try_* rewrite did: fused; or left a quantized chain in float32,
+// saying why; or found no quantized chain there (why empty).
+struct Outcome {
+  bool fused = false;
+  std::string why;
+};
+Outcome rewritten() { return {true, ""}; }
+Outcome left(std::string why) { return {false, std::move(why)}; }
+constexpr const char* kOneValue = "is not one constant value";
 
 // A scale (float32) and an optional zero point (8-bit) of one value each.
 bool per_tensor(const Graph& g, const Node& q) {
@@ -140,13 +151,16 @@ bool apply_affine(const Graph& g, const Node& op, ValueId in, int64_t M, int64_t
 
 // DequantizeLinear (one positive scale) -> MaxPool becomes MaxPool on the
 // 8-bit values -> DequantizeLinear.
-bool try_swap_max_pool(Graph& g, NodeId pool_id) {
+Outcome try_swap_max_pool(Graph& g, NodeId pool_id) {
   const Node& pool = g.nodes[pool_id];
   const Node* dq = producer_of(g, pool.input(0), "DequantizeLinear");
-  if (!dq || !per_tensor(g, *dq) || constant_input(g, *dq, 1)->data<float>()[0] <= 0.0f) return false;
-  if (pool.outputs.size() != 1 || pool.attr_int("storage_order", 0) != 0) return false;
+  if (!dq) return {};
+  if (!per_tensor(g, *dq)) return left(fmt::format("the input's scale or zero point {}", kOneValue));
+  if (constant_input(g, *dq, 1)->data<float>()[0] <= 0.0f) return left("the input's scale is not positive");
+  if (pool.outputs.size() != 1 || pool.attr_int("storage_order", 0) != 0)
+    return left("its Indices output or storage_order is given");
   ValueId q = dq->inputs[0], out = pool.outputs[0];
-  if (!is_8bit(g.values[q].dtype)) return false;
+  if (!is_8bit(g.values[q].dtype)) return left("the input is not 8-bit");
   Value pooled = g.values[out];
   pooled.name = g.unused_name(g.values[out].name + ".quantized");
   pooled.dtype = g.values[q].dtype;
@@ -160,7 +174,7 @@ bool try_swap_max_pool(Graph& g, NodeId pool_id) {
   g.nodes[pool_id].inputs[0] = q;
   g.nodes[pool_id].outputs[0] = pooled_id;
   g.add_node(std::move(dequantize));
-  return true;
+  return rewritten();
 }
 
 // Whether QuantizeLinear `q`'s saturation clamps what `clamp` (a Relu, or a
@@ -201,49 +215,59 @@ bool zero_points_zero(const Graph& g, const Node& dq) {
   return true;
 }
 
-bool try_fuse_conv(Graph& g, NodeId conv_id) {
+Outcome try_fuse_conv(Graph& g, NodeId conv_id) {
   const Node& conv = g.nodes[conv_id];
-  if (conv.inputs.size() < 2 || conv.outputs.size() != 1) return false;
+  if (conv.inputs.size() < 2 || conv.outputs.size() != 1) return {};
   const Node* dx = producer_of(g, conv.inputs[0], "DequantizeLinear");
   const Node* dw = producer_of(g, conv.inputs[1], "DequantizeLinear");
-  if (!dx || !dw || !per_tensor(g, *dx) || !is_8bit(g.values[dx->inputs[0]].dtype)) return false;
+  if (!dx && !dw) return {};
+  if (!dx) return left("its input is not dequantized (only its weights are)");
+  if (!dw) return left("its weights are not int8 behind a DequantizeLinear");
+  if (!per_tensor(g, *dx)) return left(fmt::format("the input's scale or zero point {}", kOneValue));
+  if (!is_8bit(g.values[dx->inputs[0]].dtype)) return left("the input is not 8-bit");
   // Weights: constant int8, zero points 0, one scale or one per output channel.
   const Tensor* w = constant_input(g, *dw, 0);
   const Tensor* w_scale = constant_input(g, *dw, 1);
-  if (!w || w->dtype() != DType::kInt8 || w->rank() < 3 || !w_scale || w_scale->dtype() != DType::kFloat32) return false;
+  if (!w || w->dtype() != DType::kInt8 || w->rank() < 3 || !w_scale || w_scale->dtype() != DType::kFloat32)
+    return left("the weights are not a constant int8 tensor with float32 scales");
   if (w_scale->numel() != 1 && !(w_scale->rank() == 1 && w_scale->dim(0) == w->dim(0) && dw->attr_int("axis", 1) == 0))
-    return false;
-  if (!zero_points_zero(g, *dw) || sole_reader(g, conv.inputs[1]) != conv_id) return false;
+    return left("the weight scales are neither one nor one per output channel");
+  if (!zero_points_zero(g, *dw)) return left("the weights' zero points are not 0");
+  if (sole_reader(g, conv.inputs[1]) != conv_id) return left("its dequantized weights are read by another node too");
   const int64_t M = w->dim(0);
   const int64_t rank = static_cast<int64_t>(g.values[conv.outputs[0]].shape.size());
   // The float result per output channel m is alpha[m] * Conv_without_bias + gamma[m].
   std::vector<double> alpha(static_cast<size_t>(M), 1.0), gamma(static_cast<size_t>(M), 0.0);
   if (conv.input(2) != kNoValue) {
     const Tensor* b = constant_input(g, conv, 2);
-    if (!b || b->dtype() != DType::kFloat32 || b->numel() != M) return false;
+    if (!b || b->dtype() != DType::kFloat32 || b->numel() != M)
+      return left("the bias is not a float32 constant of one value per output channel");
     for (int64_t m = 0; m < M; ++m) gamma[static_cast<size_t>(m)] = b->data<float>()[m];
   }
   // The chain after the Conv: affine ops, [Relu or Clip ->] QuantizeLinear.
   std::vector<NodeId> chain;
   NodeId relu = kNoNode;  // or Clip
   NodeId next = sole_reader(g, conv.outputs[0]);
+  const char* no_quantize = "no QuantizeLinear takes its result alone (after per-channel affine ops and a Relu)";
   for (;; next = sole_reader(g, g.nodes[next].outputs[0])) {
-    if (next == kNoNode) return false;
+    if (next == kNoNode) return left(no_quantize);
     const Node& op = g.nodes[next];
     if (op.op_type == "QuantizeLinear") break;
-    if (relu != kNoNode) return false;
+    if (relu != kNoNode) return left(no_quantize);
     chain.push_back(next);
     if (op.op_type == "Relu" || op.op_type == "Clip") {
       relu = next;
     } else if (!apply_affine(g, op, g.nodes[chain.size() == 1 ? conv_id : chain[chain.size() - 2]].outputs[0], M,
                              rank, alpha, gamma)) {
-      return false;
+      return left(fmt::format("{} before its QuantizeLinear is not an affine op of per-channel constants",
+                              op.label()));
     }
   }
   const Node& q = g.nodes[next];
-  if (!per_tensor(g, q)) return false;
+  if (!per_tensor(g, q)) return left(fmt::format("the output's scale or zero point {}", kOneValue));
   const float x_scale = constant_input(g, *dx, 1)->data<float>()[0];
-  if (relu != kNoNode && !clamped_by_saturation(g, g.nodes[relu], q)) return false;
+  if (relu != kNoNode && !clamped_by_saturation(g, g.nodes[relu], q))
+    return left(fmt::format("the output's zero point does not clamp what {} does", g.nodes[relu].label()));
   // Weight scales times alpha; the bias int32 at scale x_scale * w_scale.
   Tensor scales(DType::kFloat32, {M});
   Tensor bias(DType::kInt32, {M});
@@ -251,9 +275,10 @@ bool try_fuse_conv(Graph& g, NodeId conv_id) {
     size_t k = static_cast<size_t>(m);
     float ws = static_cast<float>(w_scale->data<float>()[w_scale->numel() == 1 ? 0 : m] * alpha[k]);
     double unit = static_cast<double>(x_scale) * ws;
-    if (!std::isfinite(ws) || ws == 0.0f || unit == 0.0) return false;
+    if (!std::isfinite(ws) || ws == 0.0f || unit == 0.0)
+      return left("a weight scale, with the affine ops folded in, is 0 or not finite");
     double v = std::nearbyint(gamma[k] / unit);
-    if (!(std::fabs(v) < 2147483647.0)) return false;
+    if (!(std::fabs(v) < 2147483647.0)) return left("the bias does not fit int32 at the product's scale");
     scales.data<float>()[m] = ws;
     bias.data<int32_t>()[m] = static_cast<int32_t>(v);
   }
@@ -284,22 +309,34 @@ bool try_fuse_conv(Graph& g, NodeId conv_id) {
   chain.push_back(next);
   for (NodeId dead : chain) g.nodes[dead].op_type.clear();
   g.add_node(std::move(fused));
-  return true;
+  return rewritten();
 }
 
-bool try_fuse_add(Graph& g, NodeId add_id) {
+Outcome try_fuse_add(Graph& g, NodeId add_id) {
   const Node& add = g.nodes[add_id];
-  if (add.inputs.size() != 2 || add.outputs.size() != 1 || add.inputs[0] == add.inputs[1]) return false;
+  if (add.inputs.size() != 2 || add.outputs.size() != 1 || add.inputs[0] == add.inputs[1]) return {};
   const Node* da = producer_of(g, add.inputs[0], "DequantizeLinear");
   const Node* db = producer_of(g, add.inputs[1], "DequantizeLinear");
+  if (!da || !db) return {};  // a float Add, or a bias after a dequantized product
   NodeId next = sole_reader(g, add.outputs[0]);
-  if (!da || !db || next == kNoNode || g.nodes[next].op_type != "QuantizeLinear") return false;
+  NodeId relu = kNoNode;  // or Clip, which the QuantizeLinear's saturation must make redundant
+  if (next != kNoNode && (g.nodes[next].op_type == "Relu" || g.nodes[next].op_type == "Clip")) {
+    relu = next;
+    next = sole_reader(g, g.nodes[relu].outputs[0]);
+  }
+  if (next == kNoNode || g.nodes[next].op_type != "QuantizeLinear")
+    return left("no QuantizeLinear takes the sum alone (after a Relu)");
   const Node& q = g.nodes[next];
-  if (!per_tensor(g, *da) || !per_tensor(g, *db) || !per_tensor(g, q) || q.outputs.size() != 1) return false;
+  if (!per_tensor(g, *da) || !per_tensor(g, *db) || !per_tensor(g, q) || q.outputs.size() != 1)
+    return left(fmt::format("a scale or zero point {}", kOneValue));
+  if (relu != kNoNode && !clamped_by_saturation(g, g.nodes[relu], q))
+    return left(fmt::format("the output's zero point does not clamp what {} does", g.nodes[relu].label()));
   const Value &a = g.values[da->inputs[0]], &b = g.values[db->inputs[0]], &sum = g.values[add.outputs[0]];
   if (!is_8bit(a.dtype) || !is_8bit(b.dtype) || !is_8bit(g.values[q.outputs[0]].dtype) ||
-      sum.dtype != DType::kFloat32 || !sum.shape_is_static() || a.shape != sum.shape || b.shape != sum.shape)
-    return false;
+      sum.dtype != DType::kFloat32)
+    return left("its inputs or the QuantizeLinear's output are not 8-bit");
+  if (!sum.shape_is_static() || a.shape != sum.shape || b.shape != sum.shape)
+    return left("its inputs broadcast (QLinearAdd here takes equal shapes)");
 
   // Decided: build the QLinearAdd.
   const std::string name = add.name;
@@ -313,34 +350,39 @@ bool try_fuse_add(Graph& g, NodeId add_id) {
                   q.inputs[1],   zero_point_of(g, q, name + ".c_zero_point", DType::kUInt8)};
   fused.outputs = {q.outputs[0]};
   g.nodes[add_id].op_type.clear();
+  if (relu != kNoNode) g.nodes[relu].op_type.clear();
   g.nodes[next].op_type.clear();
   g.add_node(std::move(fused));
-  return true;
+  return rewritten();
 }
 
-bool try_fuse_matmul(Graph& g, NodeId mm_id) {
+Outcome try_fuse_matmul(Graph& g, NodeId mm_id) {
   const Node& mm = g.nodes[mm_id];
-  if (mm.inputs.size() != 2 || mm.outputs.size() != 1) return false;
+  if (mm.inputs.size() != 2 || mm.outputs.size() != 1) return {};
   const Node* da = producer_of(g, mm.inputs[0], "DequantizeLinear");
   const Node* dw = producer_of(g, mm.inputs[1], "DequantizeLinear");
-  if (!da || !dw || !per_tensor(g, *da) || !is_8bit(g.values[da->inputs[0]].dtype)) return false;
+  if (!da && !dw) return {};
+  if (!da) return left("its input A is not dequantized (only B is)");
+  if (!dw) return left("its matrix B is not int8 behind a DequantizeLinear");
+  if (!per_tensor(g, *da)) return left(fmt::format("A's scale or zero point {}", kOneValue));
+  if (!is_8bit(g.values[da->inputs[0]].dtype)) return left("A is not 8-bit");
   const Tensor* w = constant_input(g, *dw, 0);
   const Tensor* w_scale = constant_input(g, *dw, 1);
-  if (!w || w->dtype() != DType::kInt8 || w->rank() != 2 || !w_scale || w_scale->dtype() != DType::kFloat32 ||
-      !zero_points_zero(g, *dw))
-    return false;
+  if (!w || w->dtype() != DType::kInt8 || w->rank() != 2 || !w_scale || w_scale->dtype() != DType::kFloat32)
+    return left("B is not a constant int8 matrix with float32 scales");
+  if (!zero_points_zero(g, *dw)) return left("B's zero points are not 0");
   const int64_t N = w->dim(1);
   const int64_t axis = dw->attr_int("axis", 1);
   if (w_scale->numel() != 1 && !(w_scale->rank() == 1 && w_scale->dim(0) == N && (axis == 1 || axis == -1)))
-    return false;
+    return left("B's scales are neither one nor one per column");
   const Value& out = g.values[mm.outputs[0]];
-  if (out.dtype != DType::kFloat32 || !out.has_shape) return false;
+  if (out.dtype != DType::kFloat32 || !out.has_shape) return left("its output is not float32 of a known shape");
   // The product's scale per column: the float chain's a_scale * w_scale.
   const float a_scale = constant_input(g, *da, 1)->data<float>()[0];
   Tensor scales(DType::kFloat32, w_scale->numel() == 1 ? Shape{} : Shape{N});
   for (int64_t n = 0; n < scales.numel(); ++n) {
     float s = a_scale * w_scale->data<float>()[n];
-    if (!std::isfinite(s) || s == 0.0f) return false;
+    if (!std::isfinite(s) || s == 0.0f) return left("A's scale times a scale of B is 0 or not finite");
     scales.data<float>()[n] = s;
   }
 
@@ -379,26 +421,42 @@ bool try_fuse_matmul(Graph& g, NodeId mm_id) {
   mul.inputs = {as_float, scale};
   g.add_node(std::move(integer));
   g.add_node(std::move(cast));
-  return true;
+  return rewritten();
 }
 
 }  // namespace
 
 int fuse_quantized_ops(Graph& graph) {
+  // Each rewrite in turn over the whole graph, finalized between them (the
+  // Convs read the DequantizeLinears the pools' swaps add; the Adds and
+  // MatMuls read what the fused Convs left). What each leaves in float32,
+  // and why, is kept for `run -v` (Graph::float_chains).
+  const std::vector<std::pair<const char*, Outcome (*)(Graph&, NodeId)>> rewrites = {
+      {"MaxPool", try_swap_max_pool}, {"Conv", try_fuse_conv}, {"Add", try_fuse_add}, {"MatMul", try_fuse_matmul}};
   int n_fused = 0;
-  const size_t n_nodes = graph.nodes.size();
-  for (size_t n = 0; n < n_nodes; ++n)
-    if (graph.nodes[n].op_type == "MaxPool" && try_swap_max_pool(graph, static_cast<NodeId>(n))) ++n_fused;
-  if (n_fused) graph.finalize();  // the Convs below read the new DequantizeLinears
-  for (size_t n = 0; n < graph.nodes.size(); ++n)
-    if (graph.nodes[n].op_type == "Conv" && try_fuse_conv(graph, static_cast<NodeId>(n))) ++n_fused;
-  if (n_fused) graph.finalize();  // readers as the fused Convs left them
-  for (size_t n = 0; n < graph.nodes.size(); ++n)
-    if (graph.nodes[n].op_type == "Add" && try_fuse_add(graph, static_cast<NodeId>(n))) ++n_fused;
-  for (size_t n = 0; n < graph.nodes.size(); ++n)
-    if (graph.nodes[n].op_type == "MatMul" && try_fuse_matmul(graph, static_cast<NodeId>(n))) ++n_fused;
+  std::vector<std::string> left_in_float;
+  for (const auto& [op_type, rewrite] : rewrites) {
+    int n = 0;
+    for (size_t id = 0; id < graph.nodes.size(); ++id) {
+      if (graph.nodes[id].op_type != op_type) continue;
+      std::string label = graph.nodes[id].label();
+      Outcome outcome = rewrite(graph, static_cast<NodeId>(id));
+      n += outcome.fused;
+      if (!outcome.why.empty()) left_in_float.push_back(label + ": " + outcome.why);
+    }
+    if (n) graph.finalize();
+    n_fused += n;
+  }
+  for (const Node& node : graph.nodes)
+    if (node.op_type == "Gemm" || node.op_type == "ConvTranspose")
+      for (ValueId v : node.inputs)
+        if (producer_of(graph, v, "DequantizeLinear")) {
+          left_in_float.push_back(node.label() + ": no int8 form of " + node.op_type + " (Conv and MatMul have one)");
+          break;
+        }
+  graph.float_chains = std::move(left_in_float);
   if (n_fused == 0) return 0;
-  // A DequantizeLinear read by fused Convs only is read by nothing now.
+  // A DequantizeLinear read by fused ops only is read by nothing now.
   std::vector<int> reads(graph.values.size(), 0);
   for (const Node& node : graph.nodes)
     if (!node.op_type.empty())

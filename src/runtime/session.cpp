@@ -616,6 +616,7 @@ ExecutionSummary Session::summary() const {
     }
     if (b->staged) describe_stages(*b, summary);
   }
+  summary.float_chains = graph_->float_chains;
   std::lock_guard<std::mutex> lock(state_->mutex);
   summary.shapes = s.stats;
   for (const auto& [key, backend] : s.shapes) summary.shapes.kept.push_back(signature_text(*graph_, key));

@@ -376,6 +376,39 @@ TEST_F(QuantizedFusionTest, AResidualAddBetweenQuantizedValuesRunsAsOneQLinearAd
   EXPECT_EQ(cpu.run(zeros).at("cq").to_double_vector(), want);
 }
 
+// A Relu between the residual Add and its QuantizeLinear (PyTorch's
+// BasicBlock, quantized) joins the QLinearAdd where the output's zero point
+// clamps at 0 as the Relu does; elsewhere the chain stays float32, listed
+// with the reason (Graph::float_chains, `run -v`).
+TEST_F(QuantizedFusionTest, AResidualAddWithAReluBecomesOneQLinearAddWhereTheZeroPointClamps) {
+  for (int zero_point : {0, 120}) {
+    SCOPED_TRACE(fmt::format("C's zero point {}", zero_point));
+    onnx::ModelProto m = qdq_add(onnx::TensorProto_DataType_UINT8, false);
+    auto* g = m.mutable_graph();
+    for (auto& init : *g->mutable_initializer())
+      if (init.name() == "c_zp") init.set_int32_data(0, zero_point);
+    for (auto& n : *g->mutable_node())
+      if (n.name() == "quantize_c") n.set_input(0, "relu_sum");
+    *g->add_node() = make_node("Relu", {"sum"}, {"relu_sum"}, "relu");
+    Graph fused = load(m);
+    Graph chain = load(m, /*optimize=*/false);
+    TensorMap inputs = Session(chain, SessionOptions("cpu:0")).random_inputs(5);
+    std::vector<double> want = run_reference(chain, inputs).at("y").to_double_vector();
+    if (zero_point == 0) {
+      EXPECT_EQ(count(fused, "QLinearAdd"), 1);
+      EXPECT_EQ(count(fused, "Relu"), 0);
+      EXPECT_TRUE(fused.float_chains.empty()) << fused.float_chains.front();
+    } else {
+      EXPECT_EQ(count(fused, "QLinearAdd"), 0);
+      ASSERT_EQ(fused.float_chains.size(), 1u);
+      EXPECT_EQ(fused.float_chains[0], "Add 'add': the output's zero point does not clamp what Relu 'relu' does");
+    }
+    Session cpu(fused, SessionOptions("cpu:0"));
+    EXPECT_EQ(cpu.summary().float_chains, fused.float_chains);
+    EXPECT_EQ(cpu.run(inputs).at("y").to_double_vector(), want);
+  }
+}
+
 // DynamicQuantizeLinear on the CPU backend (host code on the device's
 // threads, chunks of x merged): the reference kernel's bytes, on one core
 // and on all of them, for sizes of one chunk and of several; zeros only give

@@ -72,8 +72,12 @@ void print_summary(const ExecutionSummary& s, bool verbose) {
   if (s.shapes.free_dims && !s.shapes.kept.empty())
     fmt::print("free dims: compiled for {} in {:.1f} ms at its first run ({} shapes kept, {} dropped)\n",
                s.shapes.kept.front(), s.shapes.last_compile_ms, s.shapes.kept.size(), s.shapes.n_evictions);
-  if (verbose)
+  if (!s.float_chains.empty())
+    fmt::print("quantized chains in float32: {}{}\n", s.float_chains.size(), verbose ? "" : " (-v lists them)");
+  if (verbose) {
     for (const auto& f : s.fallbacks) fmt::print("  reference: {}\n", f);
+    for (const auto& c : s.float_chains) fmt::print("  float32: {}\n", c);
+  }
 }
 
 // ---------------------------------------------------------------- run
