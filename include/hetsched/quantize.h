@@ -11,9 +11,10 @@
 // percent of its values at either end, which a rare outlier no longer
 // stretches: two passes over the inputs, the second filling a histogram of
 // 2048 bins per value over its min-max range; with "entropy", see
-// QuantizeOptions::method). The float32 MatMuls with a constant 2-D B are
-// quantized too, as ONNX Runtime's QDQ quantizer does: B to int8 like the
-// Convs' weights (per_channel: one scale per column), the input activation
+// QuantizeOptions::method). The float32 MatMuls with a constant 2-D B, and
+// the Gemms (A not transposed, alpha 1, constant C), are quantized too, as
+// ONNX Runtime's QDQ quantizer does: B to int8 like the Convs' weights
+// (per_channel: one scale per column of the product), the input activation
 // to uint8, the output left float32. Each activation gets one QuantizeLinear -> DequantizeLinear
 // pair read by all its consumers; weights and biases are stored quantized
 // behind a DequantizeLinear. The file written is a standard ONNX model of

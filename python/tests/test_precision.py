@@ -204,7 +204,7 @@ class QuantizeCommand(unittest.TestCase):
             args += ["--calibration", f"x={image}"]
         done = subprocess.run(args, capture_output=True, text=True)
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertIn("20 Convs and 0 MatMuls quantized (per-channel weights", done.stdout)
+        self.assertIn("20 Convs and 1 MatMuls or Gemms quantized (per-channel weights", done.stdout)
         # A standard ONNX model: the checker and shape inference accept it.
         onnx.checker.check_model(onnx.load(out), full_check=True)
         ops = [n.op_type for n in onnx.load(out).graph.node]

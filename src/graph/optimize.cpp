@@ -21,12 +21,12 @@ void set_constant(Value& value, Tensor tensor) {
 }
 
 // Whether `value` is read as a Conv's weights (input 1).
-// The weights (input 1) of a Conv or MatMul: what fuse_quantized_ops takes
-// in int8.
+// The weights (input 1) of a Conv, MatMul or Gemm: what fuse_quantized_ops
+// takes in int8.
 bool is_weights(const Graph& graph, ValueId value) {
   for (NodeId c : graph.values[value].consumers) {
     const std::string& op = graph.nodes[c].op_type;
-    if ((op == "Conv" || op == "MatMul") && graph.nodes[c].input(1) == value) return true;
+    if ((op == "Conv" || op == "MatMul" || op == "Gemm") && graph.nodes[c].input(1) == value) return true;
   }
   return false;
 }

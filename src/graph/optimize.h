@@ -24,7 +24,7 @@ NodeId sole_reader(const Graph& graph, ValueId v);
 // Nodes whose inputs are all constants (and Shape/Size of a value with a
 // static shape) are evaluated with the reference kernels and replaced by
 // initializers. With `keep_quantized_weights`, a DequantizeLinear whose
-// output is a Conv's weights or a MatMul's B is left for fuse_quantized_ops.
+// output is a Conv's weights or a MatMul's or Gemm's B is left for fuse_quantized_ops.
 int fold_constants(Graph& graph, bool keep_quantized_weights = false);
 // Identity and inference-mode Dropout (mask unused) are bypassed.
 int remove_identities(Graph& graph);

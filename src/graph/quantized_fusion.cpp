@@ -39,10 +39,13 @@
 // points 0 and one scale or one per column, becomes MatMulInteger(a, w,
 // a's zero point) -> Cast to float32 -> Mul by a_scale * w_scale (ONNX
 // Runtime's MatMulIntegerToFloat, in standard ops): the int32 product is
-// exact, the float chain's up to float rounding.
+// exact, the float chain's up to float rounding. A Gemm the same way (A not
+// transposed, alpha 1), B transposed at load when transB says, and an Add of
+// beta * C after the Mul.
 // A DequantizeLinear that nothing reads any more is removed.
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -356,9 +359,12 @@ Outcome try_fuse_add(Graph& g, NodeId add_id) {
   return rewritten();
 }
 
+// MatMul, or Gemm (A not transposed, alpha 1; B transposed or not; C a
+// constant vector of N or absent).
 Outcome try_fuse_matmul(Graph& g, NodeId mm_id) {
   const Node& mm = g.nodes[mm_id];
-  if (mm.inputs.size() != 2 || mm.outputs.size() != 1) return {};
+  const bool gemm = mm.op_type == "Gemm";
+  if (mm.inputs.size() != (gemm && mm.input(2) != kNoValue ? 3u : 2u) || mm.outputs.size() != 1) return {};
   const Node* da = producer_of(g, mm.inputs[0], "DequantizeLinear");
   const Node* dw = producer_of(g, mm.inputs[1], "DequantizeLinear");
   if (!da && !dw) return {};
@@ -371,12 +377,26 @@ Outcome try_fuse_matmul(Graph& g, NodeId mm_id) {
   if (!w || w->dtype() != DType::kInt8 || w->rank() != 2 || !w_scale || w_scale->dtype() != DType::kFloat32)
     return left("B is not a constant int8 matrix with float32 scales");
   if (!zero_points_zero(g, *dw)) return left("B's zero points are not 0");
-  const int64_t N = w->dim(1);
-  const int64_t axis = dw->attr_int("axis", 1);
-  if (w_scale->numel() != 1 && !(w_scale->rank() == 1 && w_scale->dim(0) == N && (axis == 1 || axis == -1)))
+  const bool trans_b = gemm && mm.attr_int("transB", 0) != 0;
+  if (gemm && (mm.attr_int("transA", 0) != 0 || mm.attr_float("alpha", 1.0f) != 1.0f))
+    return left("A is transposed or alpha is not 1");
+  const int64_t N = w->dim(trans_b ? 0 : 1), K = w->dim(trans_b ? 1 : 0);
+  const int64_t axis = dw->attr_int("axis", 1), column_axis = trans_b ? 0 : 1;
+  if (w_scale->numel() != 1 && !(w_scale->rank() == 1 && w_scale->dim(0) == N && (axis == column_axis ||
+                                                                                  axis == column_axis - 2)))
     return left("B's scales are neither one nor one per column");
   const Value& out = g.values[mm.outputs[0]];
   if (out.dtype != DType::kFloat32 || !out.has_shape) return left("its output is not float32 of a known shape");
+  std::optional<Tensor> bias;  // beta * C
+  if (gemm && mm.input(2) != kNoValue) {
+    const Tensor* c = constant_input(g, mm, 2);
+    if (!c || c->dtype() != DType::kFloat32 || (c->numel() != N && c->numel() != 1) || c->rank() > 2 ||
+        (c->rank() == 2 && c->dim(0) != 1))
+      return left("C is not a float32 constant of one value or one per column");
+    const float beta = mm.attr_float("beta", 1.0f);
+    bias = Tensor(DType::kFloat32, {c->numel()});
+    for (int64_t n = 0; n < c->numel(); ++n) bias->data<float>()[n] = beta * c->data<float>()[n];
+  }
   // The product's scale per column: the float chain's a_scale * w_scale.
   const float a_scale = constant_input(g, *da, 1)->data<float>()[0];
   Tensor scales(DType::kFloat32, w_scale->numel() == 1 ? Shape{} : Shape{N});
@@ -386,8 +406,16 @@ Outcome try_fuse_matmul(Graph& g, NodeId mm_id) {
     scales.data<float>()[n] = s;
   }
 
-  // Decided: MatMulInteger -> Cast -> the MatMul node, now a Mul.
+  // Decided: MatMulInteger -> Cast -> Mul [-> Add of beta * C], the last
+  // one the MatMul or Gemm node itself; B as [K, N].
   const std::string name = mm.name;
+  ValueId b = dw->inputs[0];
+  if (trans_b) {
+    Tensor wt(DType::kInt8, {K, N});
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t k = 0; k < K; ++k) wt.data<int8_t>()[k * N + n] = w->data<int8_t>()[n * K + k];
+    b = g.add_constant(name + ".b_transposed", std::move(wt));
+  }
   auto add_like_output = [&](const std::string& suffix, DType dtype) {
     Value v = g.values[mm.outputs[0]];
     v.name = g.unused_name(v.name + suffix);
@@ -402,8 +430,7 @@ Outcome try_fuse_matmul(Graph& g, NodeId mm_id) {
   integer.name = g.unused_name(name + ".integer");
   integer.op_type = "MatMulInteger";
   integer.opset = std::max<int64_t>(mm.opset, 10);
-  integer.inputs = {da->inputs[0], dw->inputs[0],
-                    zero_point_of(g, *da, name + ".a_zero_point", g.values[da->inputs[0]].dtype)};
+  integer.inputs = {da->inputs[0], b, zero_point_of(g, *da, name + ".a_zero_point", g.values[da->inputs[0]].dtype)};
   integer.outputs = {product};
   Node cast;
   cast.name = g.unused_name(name + ".cast");
@@ -414,11 +441,26 @@ Outcome try_fuse_matmul(Graph& g, NodeId mm_id) {
   cast.inputs = {product};
   cast.outputs = {as_float};
   ValueId scale = g.add_constant(name + ".scale", std::move(scales));
-  Node& mul = g.nodes[mm_id];
+  Node mul;
+  mul.name = g.unused_name(name + ".scale");
   mul.op_type = "Mul";
   mul.opset = integer.opset;
-  mul.attributes.clear();
   mul.inputs = {as_float, scale};
+  if (bias) {
+    ValueId scaled = add_like_output(".scaled", DType::kFloat32);
+    ValueId c = g.add_constant(name + ".bias", std::move(*bias));
+    mul.outputs = {scaled};
+    Node& add = g.nodes[mm_id];
+    add.op_type = "Add";
+    add.inputs = {scaled, c};
+    add.attributes.clear();
+    add.opset = integer.opset;
+    g.add_node(std::move(mul));
+  } else {
+    mul.name = name;
+    mul.outputs = g.nodes[mm_id].outputs;
+    g.nodes[mm_id] = std::move(mul);
+  }
   g.add_node(std::move(integer));
   g.add_node(std::move(cast));
   return rewritten();
@@ -432,7 +474,8 @@ int fuse_quantized_ops(Graph& graph) {
   // MatMuls read what the fused Convs left). What each leaves in float32,
   // and why, is kept for `run -v` (Graph::float_chains).
   const std::vector<std::pair<const char*, Outcome (*)(Graph&, NodeId)>> rewrites = {
-      {"MaxPool", try_swap_max_pool}, {"Conv", try_fuse_conv}, {"Add", try_fuse_add}, {"MatMul", try_fuse_matmul}};
+      {"MaxPool", try_swap_max_pool}, {"Conv", try_fuse_conv},     {"Add", try_fuse_add},
+      {"MatMul", try_fuse_matmul},    {"Gemm", try_fuse_matmul}};
   int n_fused = 0;
   std::vector<std::string> left_in_float;
   for (const auto& [op_type, rewrite] : rewrites) {
@@ -448,10 +491,10 @@ int fuse_quantized_ops(Graph& graph) {
     n_fused += n;
   }
   for (const Node& node : graph.nodes)
-    if (node.op_type == "Gemm" || node.op_type == "ConvTranspose")
+    if (node.op_type == "ConvTranspose")
       for (ValueId v : node.inputs)
         if (producer_of(graph, v, "DequantizeLinear")) {
-          left_in_float.push_back(node.label() + ": no int8 form of " + node.op_type + " (Conv and MatMul have one)");
+          left_in_float.push_back(node.label() + ": no int8 form of ConvTranspose");
           break;
         }
   graph.float_chains = std::move(left_in_float);

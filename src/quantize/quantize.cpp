@@ -205,9 +205,16 @@ ValueId conv_result(const Graph& g, const Node& conv) {
   return next.op_type == "Relu" || next.op_type == "Clip" ? next.outputs[0] : out;
 }
 
-// Why MatMul `mm` stays float32, or "" when it is quantized.
+// Why MatMul `mm` (or, statically, a Gemm) stays float32, or "" when it is
+// quantized.
 std::string why_not_matmul(const Graph& g, const Node& mm) {
-  if (mm.inputs.size() != 2 || mm.outputs.size() != 1) return "unexpected inputs";
+  if (mm.op_type == "Gemm") {
+    if (mm.inputs.size() < 2 || mm.outputs.size() != 1) return "unexpected inputs";
+    if (mm.attr_int("transA", 0) != 0 || mm.attr_float("alpha", 1.0f) != 1.0f) return "A transposed or alpha not 1";
+    if (mm.input(2) != kNoValue && !g.values[mm.inputs[2]].is_constant()) return "C computed at run time";
+  } else if (mm.inputs.size() != 2 || mm.outputs.size() != 1) {
+    return "unexpected inputs";
+  }
   const Value& x = g.values[mm.inputs[0]];
   const Value& w = g.values[mm.inputs[1]];
   if (x.dtype != DType::kFloat32) return fmt::format("input of dtype {}", dtype_name(x.dtype));
@@ -219,22 +226,25 @@ std::string why_not_matmul(const Graph& g, const Node& mm) {
   return "";
 }
 
-// MatMul's B (a float32 matrix [K, N]) in int8, symmetric: one scale, or
-// one per column; added to `g` as constants: the int8 matrix, its scales and
-// its zero points (0).
-std::array<ValueId, 3> add_quantized_matrix(Graph& g, const std::string& base, const Tensor& w, bool per_channel) {
-  const int64_t K = w.dim(0), N = w.dim(1), n_scales = per_channel ? N : 1;
+// A matrix product's B (a float32 matrix) in int8, symmetric: one scale, or
+// one per column of the product (per_channel; `column_axis` 1 for a
+// MatMul's B [K, N], 0 for a Gemm's transposed B [N, K]); added to `g` as
+// constants: the int8 matrix, its scales and its zero points (0).
+std::array<ValueId, 3> add_quantized_matrix(Graph& g, const std::string& base, const Tensor& w, bool per_channel,
+                                            int column_axis = 1) {
+  const int64_t cols = w.dim(1), n_scales = per_channel ? w.dim(column_axis) : 1;
+  auto scale_of = [&](int64_t i) {
+    return static_cast<size_t>(!per_channel ? 0 : column_axis == 1 ? i % cols : i / cols);
+  };
   std::vector<float> w_scales(static_cast<size_t>(n_scales), 0.0f);
-  for (int64_t i = 0; i < w.numel(); ++i) {
-    float& amax = w_scales[static_cast<size_t>(per_channel ? i % N : 0)];
-    amax = std::max(amax, std::fabs(w.data<float>()[i]));
-  }
-  for (float& sc : w_scales) sc = sc > 0.0f ? sc / 127.0f : 1.0f;
-  Tensor wq(DType::kInt8, {K, N});
   for (int64_t i = 0; i < w.numel(); ++i)
-    wq.data<int8_t>()[i] = static_cast<int8_t>(std::clamp(
-        std::nearbyint(w.data<float>()[i] / w_scales[static_cast<size_t>(per_channel ? i % N : 0)]), -127.0f, 127.0f));
-  Shape scale_shape = per_channel ? Shape{N} : Shape{};
+    w_scales[scale_of(i)] = std::max(w_scales[scale_of(i)], std::fabs(w.data<float>()[i]));
+  for (float& sc : w_scales) sc = sc > 0.0f ? sc / 127.0f : 1.0f;
+  Tensor wq(DType::kInt8, w.shape());
+  for (int64_t i = 0; i < w.numel(); ++i)
+    wq.data<int8_t>()[i] = static_cast<int8_t>(
+        std::clamp(std::nearbyint(w.data<float>()[i] / w_scales[scale_of(i)]), -127.0f, 127.0f));
+  Shape scale_shape = per_channel ? Shape{n_scales} : Shape{};
   return {g.add_constant(base + ".w_quantized", std::move(wq)),
           g.add_constant(base + ".w_scale", Tensor::from_vector<float>(scale_shape, w_scales)),
           g.add_constant(base + ".w_zero_point", Tensor(DType::kInt8, scale_shape))};
@@ -368,12 +378,12 @@ QuantizeReport quantize_model(const std::string& model, const std::string& out_p
     for (ValueId v : {n.inputs[0], conv_result(graph, n)})
       if (seen.insert(v).second) activations.push_back(v);
   }
-  // And the MatMuls with a constant matrix B, their inputs: ONNX Runtime's
-  // QDQ format for a MatMul, its output left float32.
+  // And the MatMuls and Gemms with a constant matrix B, their inputs: ONNX
+  // Runtime's QDQ format for a MatMul, its output left float32.
   std::vector<NodeId> matmuls;
   for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes.size()); ++id) {
     const Node& n = graph.nodes[id];
-    if (n.op_type != "MatMul") continue;
+    if (n.op_type != "MatMul" && n.op_type != "Gemm") continue;
     std::string why = why_not_matmul(graph, n);
     if (!why.empty()) {
       report.skipped.push_back(fmt::format("{}: {}", n.label(), why));
@@ -385,7 +395,7 @@ QuantizeReport quantize_model(const std::string& model, const std::string& out_p
 
   if (convs.empty() && matmuls.empty())
     throw Error(ErrorCode::kUnsupported,
-                fmt::format("{}: no float32 Conv or MatMul with constant weights to quantize{}", model,
+                fmt::format("{}: no float32 Conv, MatMul or Gemm with constant weights to quantize{}", model,
                             report.skipped.empty() ? "" : " (" + report.skipped.front() + ")"));
 
   // Pass 2: calibration, the float model run with those values as outputs.
@@ -497,11 +507,12 @@ QuantizeReport quantize_model(const std::string& model, const std::string& out_p
   }
   for (NodeId id : matmuls) {
     const Node mm = graph.nodes[id];
+    const int column_axis = mm.op_type == "Gemm" && mm.attr_int("transB", 0) != 0 ? 0 : 1;
     auto [wqv, ws, wz] = add_quantized_matrix(graph, mm.name, *graph.values[mm.inputs[1]].initializer,
-                                              options.per_channel);
+                                              options.per_channel, column_axis);
     ValueId wdq = add_value(graph, mm.name + ".w_dequantized", DType::kFloat32, graph.values[mm.inputs[1]]);
     add_node(graph, "DequantizeLinear", mm.name + ".w_dequantize", {wqv, ws, wz}, wdq, opset,
-             options.per_channel ? 1 : -1);
+             options.per_channel ? column_axis : -1);
     graph.nodes[id].inputs[1] = wdq;
     ++report.n_quantized_matmuls;
   }

@@ -480,7 +480,7 @@ const BadInput kBadInputs[] = {
      {"--calibration x", "absent.npy"}, "cannot open", {"out.onnx"}},
     {"quantize_calibration_wrong_shape", "quantize good.onnx -o out.onnx --calibration x=x_shape.npy", 1,
      {"calibration run 1", "'x'"}, "expected", {"out.onnx"}},
-    {"quantize_nothing_to_quantize", "quantize good.onnx -o out.onnx", 1, {"good.onnx"}, "no float32 Conv or MatMul",
+    {"quantize_nothing_to_quantize", "quantize good.onnx -o out.onnx", 1, {"good.onnx"}, "no float32 Conv, MatMul or Gemm",
      {"out.onnx"}},
     {"quantize_dynamic_nothing_to_quantize", "quantize good.onnx -o out.onnx --dynamic", 1, {"good.onnx"},
      "no float32 MatMul", {"out.onnx"}},

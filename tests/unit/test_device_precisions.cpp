@@ -68,8 +68,9 @@ TEST_F(DevicePrecisions, NodesSayWhatTheyComputeIn) {
   EXPECT_EQ(by_op["QLinearConv"], std::set<std::string>{"int8"});
   EXPECT_EQ(by_op["QuantizeLinear"], std::set<std::string>{"int8"});
   EXPECT_EQ(by_op["MaxPool"], std::set<std::string>{"int8"}) << "the pool runs on the 8-bit values";
+  EXPECT_EQ(by_op["MatMulInteger"], std::set<std::string>{"int8"}) << "the classifier's Gemm, quantized";
   EXPECT_EQ(by_op["Add"], std::set<std::string>{"float32"});
-  EXPECT_EQ(by_op["Gemm"], std::set<std::string>{"float32"});
+  EXPECT_EQ(by_op["GlobalAveragePool"], std::set<std::string>{"float32"});
   Graph f = load_model("zoo:resnet18");
   for (const Node& n : f.nodes) EXPECT_EQ(n.cost.precision, "float32") << n.label();
 }
@@ -91,7 +92,8 @@ TEST_F(DevicePrecisions, AnInt8DeviceTakesTheQuantizedWorkAndNoFloatWork) {
     for (size_t id = 0; id < g.nodes.size(); ++id) {
       const Node& n = g.nodes[id];
       if (plan.devices[plan.placement[id].device] != "emu:npu") continue;
-      EXPECT_EQ(n.cost.precision, "int8") << n.label() << " on emu:npu";
+      // int8 work, or none (the Cast of an int32 product)
+      EXPECT_TRUE(n.cost.precision == "int8" || n.cost.precision.empty()) << n.label() << " on emu:npu";
       int8_convs_on_npu += n.op_type == "QLinearConv";
     }
     if (scheduler != "random" && scheduler != "round-robin") {

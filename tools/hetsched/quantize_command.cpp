@@ -82,7 +82,7 @@ struct QuantizeCommand {
                  "hetsched: warning: calibrated on {} random inputs (--calibration NAME=FILE to give real ones): "
                  "the activation ranges are those of random data\n",
                  report.n_calibration_runs);
-    fmt::print("{}: {} Convs and {} MatMuls quantized ({} weights, int8; activations uint8), {} activations "
+    fmt::print("{}: {} Convs and {} MatMuls or Gemms quantized ({} weights, int8; activations uint8), {} activations "
                "calibrated over {} runs ({})\n",
                out, report.n_quantized_convs, report.n_quantized_matmuls, per_channel ? "per-channel" : "per-tensor",
                report.n_activations, report.n_calibration_runs,
@@ -101,7 +101,7 @@ void add_quantize_command(CLI::App& app, int* exit_code) {
   cmd->exit_code = exit_code;
   auto* sub = app.add_subcommand(
       "quantize",
-      "quantize a float32 model to int8 and write it as ONNX: its Convs and MatMuls (static, QDQ format), or with "
+      "quantize a float32 model to int8 and write it as ONNX: its Convs, MatMuls and Gemms (static, QDQ format), or with "
       "--dynamic its MatMuls (ONNX Runtime's dynamic format, for transformers)");
   sub->add_option("model", cmd->model, "the float32 .onnx model")->required();
   sub->add_option("-o,--output", cmd->out, "the quantized .onnx file to write")->required();
