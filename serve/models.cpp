@@ -19,6 +19,11 @@ void Histogram::observe(double seconds) {
   sum_ += seconds;
 }
 
+nlohmann::json Histogram::totals() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return {{"count", count_}, {"ns", static_cast<uint64_t>(sum_ * 1e9)}};
+}
+
 void Histogram::write(std::string& out, const std::string& name, const std::string& labels) const {
   std::lock_guard<std::mutex> lock(mutex_);
   for (size_t b = 0; b < kBounds.size(); ++b)
@@ -64,9 +69,16 @@ InferResponse ModelRegistry::infer(ModelState& m, const nlohmann::json& header, 
   struct Done {
     ModelState& m;
     std::chrono::steady_clock::time_point start;
+    bool ok = false;
     ~Done() {
       --m.pending;
-      m.request.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      auto elapsed = std::chrono::steady_clock::now() - start;
+      m.request.observe(std::chrono::duration<double>(elapsed).count());
+      (ok ? m.success_ns : m.fail_ns) += std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count();
+      if (ok)
+        m.last_inference_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
     }
   } done{m, start};
   InferRequest request;
@@ -83,12 +95,37 @@ InferResponse ModelRegistry::infer(ModelState& m, const nlohmann::json& header, 
     m.queue.observe(timing.queue_s);
     m.compute.observe(timing.compute_s);
     ++m.success;
+    done.ok = true;
     return response;
   } catch (const Error& e) {
     bool client = e.code() == ErrorCode::kInvalidInput;
     ++(client ? m.bad_request : m.failure);
     throw RequestError(client ? 400 : 500, fmt::format("model '{}': {}", m.model.name, e.what()));
   }
+}
+
+nlohmann::json ModelRegistry::statistics(const ModelState* model) const {
+  nlohmann::json stats = nlohmann::json::array();
+  for (const auto& [name, m] : models_) {
+    if (model && m.get() != model) continue;
+    const uint64_t failed = m->bad_request.load() + m->failure.load();
+    const uint64_t executions = m->batcher ? m->batcher->n_batches() : m->success.load();
+    nlohmann::json none = {{"count", 0}, {"ns", 0}};
+    stats.push_back({{"name", name},
+                     {"version", "1"},
+                     {"last_inference", m->last_inference_ms.load()},
+                     {"inference_count", m->success.load()},
+                     {"execution_count", executions},
+                     {"inference_stats",
+                      {{"success", {{"count", m->success.load()}, {"ns", m->success_ns.load()}}},
+                       {"fail", {{"count", failed}, {"ns", m->fail_ns.load()}}},
+                       {"queue", m->queue.totals()},
+                       {"compute_input", none},
+                       {"compute_infer", m->compute.totals()},
+                       {"compute_output", none}}},
+                     {"batch_stats", nlohmann::json::array()}});
+  }
+  return {{"model_stats", stats}};
 }
 
 std::string ModelRegistry::metrics() const {

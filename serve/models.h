@@ -34,6 +34,8 @@ class Histogram {
  public:
   void observe(double seconds);
   void write(std::string& out, const std::string& name, const std::string& labels) const;
+  // Observations so far and their sum in nanoseconds (the statistics extension's {count, ns}).
+  nlohmann::json totals() const;
 
  private:
   static constexpr std::array<double, 14> kBounds{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05,
@@ -47,6 +49,10 @@ class Histogram {
 struct ModelState {
   ServedModel model;
   std::atomic<uint64_t> success{0}, bad_request{0}, failure{0};
+  // Whole requests' time by outcome, and when the last success ended (ms
+  // since the epoch): the statistics extension's.
+  std::atomic<uint64_t> success_ns{0}, fail_ns{0};
+  std::atomic<int64_t> last_inference_ms{0};
   std::atomic<int> pending{0};
   Histogram request, queue, compute;
   std::unique_ptr<Batcher> batcher;  // with max_batch
@@ -80,6 +86,9 @@ class ModelRegistry {
 
   // Every model's metrics, Prometheus text format.
   std::string metrics() const;
+  // The statistics extension's {"model_stats": [...]} of one model, or of
+  // every model (nullptr).
+  nlohmann::json statistics(const ModelState* model) const;
   // The workers of every model's flow, together.
   int n_workers() const;
 

@@ -106,7 +106,17 @@ struct Server::Impl {
     });
     http.Get("/v2", [](const httplib::Request&, httplib::Response& res) {
       answer_json(res, 200,
-                  {{"name", "hetsched"}, {"version", HETSCHED_SERVE_VERSION}, {"extensions", {"binary_tensor_data"}}});
+                  {{"name", "hetsched"},
+                   {"version", HETSCHED_SERVE_VERSION},
+                   {"extensions", {"binary_tensor_data", "statistics"}}});
+    });
+    // The statistics extension (Triton's): registered before the model's
+    // routes, which would take "stats" for a model name.
+    http.Get("/v2/models/stats", [this](const httplib::Request&, httplib::Response& res) {
+      answer_json(res, 200, registry.statistics(nullptr));
+    });
+    http.Get(model + "/stats", [this](const httplib::Request& req, httplib::Response& res) {
+      with_model(req, res, [&](ModelState& m) { answer_json(res, 200, registry.statistics(&m)); });
     });
     http.Get(model, [this](const httplib::Request& req, httplib::Response& res) {
       with_model(req, res, [&](ModelState& m) {

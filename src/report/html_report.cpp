@@ -384,6 +384,8 @@ std::string header(Context& x) {
     int colour = x.palette.index(d.name);
     std::string spec;
     if (d.peak_gflops > 0) spec += fmt::format("{:.0f} GFLOP/s · ", d.peak_gflops);
+    if (d.int8_peak_gops > 0) spec += fmt::format("{:.0f} int8 GOP/s · ", d.int8_peak_gops);
+    if (!d.precisions.empty()) spec += fmt::format("computes in {} · ", fmt::join(d.precisions, ", "));
     if (d.bandwidth_gbps > 0) spec += fmt::format("{:.0f} GB/s · ", d.bandwidth_gbps);
     spec += fmt::format("{} stream{} · memory {}", d.n_streams, d.n_streams == 1 ? "" : "s", d.memory_space);
     if (!d.ops.empty()) spec += fmt::format(" · runs {} op types only", d.ops.size());

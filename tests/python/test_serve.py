@@ -151,6 +151,35 @@ class ServeTest(unittest.TestCase):
         self.assertEqual(status, 404)
         self.assertIn("no such endpoint", json.loads(body)["error"])
 
+    def test_statistics_count_requests_by_outcome(self):
+        def stats(path="/v2/models/bert/stats"):
+            status, _, body = call(self.base, path)
+            self.assertEqual(status, 200, body)
+            (model,) = json.loads(body)["model_stats"]
+            self.assertEqual((model["name"], model["version"]), ("bert", "1"))
+            return model
+
+        before = stats()
+        ids = self.ids(7)
+        for _ in range(3):
+            self.check_answer(*call(self.base, "/v2/models/bert/infer", infer_body(ids))[::2], ids)
+        self.assertEqual(call(self.base, "/v2/models/bert/infer", b"{not json")[0], 400)
+        after = stats("/v2/models/bert/versions/1/stats")
+        done, was = after["inference_stats"], before["inference_stats"]
+        self.assertEqual(done["success"]["count"] - was["success"]["count"], 3)
+        self.assertEqual(done["fail"]["count"] - was["fail"]["count"], 1)
+        self.assertGreater(done["success"]["ns"], was["success"]["ns"])
+        self.assertEqual(after["inference_count"] - before["inference_count"], 3)
+        self.assertEqual(done["compute_infer"]["count"] - was["compute_infer"]["count"], 3)
+        # Each request's run is part of its whole time.
+        self.assertLessEqual(done["compute_infer"]["ns"], done["success"]["ns"])
+        self.assertGreaterEqual(after["last_inference"], int(time.time() * 1000) - 60_000)
+        self.assertEqual(stats("/v2/models/stats")["name"], "bert")
+        self.assertIn("statistics", json.loads(call(self.base, "/v2")[2])["extensions"])
+        status, _, body = call(self.base, "/v2/models/gpt/stats")
+        self.assertEqual(status, 404)
+        self.assertIn("unknown model 'gpt'", json.loads(body)["error"])
+
     def test_infer_nested_flat_and_named_outputs(self):
         ids = self.ids(1)
         status, _, body = call(self.base, "/v2/models/bert/infer", infer_body(ids))

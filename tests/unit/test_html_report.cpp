@@ -194,6 +194,8 @@ TEST(HtmlReport, TextFromTheModelIsEscaped) {
   EXPECT_NE(html.find("add\xef\xbf\xbd"), std::string::npos) << "replaced by U+FFFD";
   // The node table names every node, escaped.
   EXPECT_NE(html.find("<td>relu&lt;script&gt;alert(1)&lt;/script&gt;</td>"), std::string::npos);
+  // The NPU's number formats and int8 rate, from the platform file.
+  EXPECT_NE(html.find("4000 int8 GOP/s · computes in float16, int8"), std::string::npos);
 }
 
 TEST(HtmlReport, ThinEventsMergeSoBigTimelinesStaySmall) {
