@@ -293,6 +293,29 @@ InferResponse encode_infer_response(const std::string& model_name, const InferRe
   return response;
 }
 
+json model_config(const std::string& model_name, const Graph& graph, int max_batch, double max_delay_ms) {
+  auto tensors = [&](const std::vector<ValueId>& ids) {
+    json out = json::array();
+    for (ValueId id : ids) {
+      const Value& v = graph.values[id];
+      json dims = json::array();
+      for (size_t d = max_batch > 0 ? 1 : 0; d < v.shape.size(); ++d) dims.push_back(v.shape[d] < 0 ? -1 : v.shape[d]);
+      DType dtype = v.dtype == DType::kUndefined ? DType::kFloat32 : v.dtype;
+      out.push_back({{"name", v.name}, {"data_type", std::string("TYPE_") + oip_datatype(dtype)}, {"dims", dims}});
+    }
+    return out;
+  };
+  json config = {{"name", model_name},
+                 {"platform", "onnx_onnxv1"},
+                 {"backend", "hetsched"},
+                 {"max_batch_size", max_batch},
+                 {"input", tensors(graph.inputs)},
+                 {"output", tensors(graph.outputs)}};
+  if (max_batch > 0)
+    config["dynamic_batching"] = {{"max_queue_delay_microseconds", static_cast<int64_t>(max_delay_ms * 1000)}};
+  return config;
+}
+
 json model_metadata(const std::string& model_name, const Graph& graph) {
   json inputs = json::array(), outputs = json::array();
   for (ValueId id : graph.inputs) inputs.push_back(tensor_metadata(graph.values[id]));

@@ -78,5 +78,11 @@ InferResponse encode_infer_response(const std::string& model_name, const InferRe
 // The model metadata: {name, versions, platform, inputs, outputs}; each
 // tensor {name, datatype, shape} with -1 for a free dim.
 nlohmann::json model_metadata(const std::string& model_name, const Graph& graph);
+// Triton's model configuration extension (`GET .../config`), the fields its
+// clients and perf_analyzer read: name, platform, backend, max_batch_size
+// (the dynamic batch, or 0), input and output as {name, data_type
+// "TYPE_FP32"..., dims} (the batch dim left out where max_batch_size > 0;
+// -1 for a free dim), and dynamic_batching when batching.
+nlohmann::json model_config(const std::string& model_name, const Graph& graph, int max_batch, double max_delay_ms);
 
 }  // namespace hetsched::serve

@@ -108,12 +108,18 @@ struct Server::Impl {
       answer_json(res, 200,
                   {{"name", "hetsched"},
                    {"version", HETSCHED_SERVE_VERSION},
-                   {"extensions", {"binary_tensor_data", "statistics"}}});
+                   {"extensions", {"binary_tensor_data", "statistics", "model_configuration"}}});
     });
     // The statistics extension (Triton's): registered before the model's
     // routes, which would take "stats" for a model name.
     http.Get("/v2/models/stats", [this](const httplib::Request&, httplib::Response& res) {
       answer_json(res, 200, registry.statistics(nullptr));
+    });
+    http.Get(model + "/config", [this](const httplib::Request& req, httplib::Response& res) {
+      with_model(req, res, [&](ModelState& m) {
+        answer_json(res, 200,
+                    model_config(m.model.name, m.model.session->graph(), m.model.max_batch, m.model.max_delay_ms));
+      });
     });
     http.Get(model + "/stats", [this](const httplib::Request& req, httplib::Response& res) {
       with_model(req, res, [&](ModelState& m) { answer_json(res, 200, registry.statistics(&m)); });

@@ -176,6 +176,17 @@ class ServeTest(unittest.TestCase):
         self.assertGreaterEqual(after["last_inference"], int(time.time() * 1000) - 60_000)
         self.assertEqual(stats("/v2/models/stats")["name"], "bert")
         self.assertIn("statistics", json.loads(call(self.base, "/v2")[2])["extensions"])
+
+    def test_model_configuration(self):
+        status, _, body = call(self.base, "/v2/models/bert/config")
+        self.assertEqual(status, 200, body)
+        config = json.loads(body)
+        self.assertEqual((config["name"], config["backend"], config["max_batch_size"]), ("bert", "hetsched", 0))
+        self.assertEqual(config["input"], [{"name": "input_ids", "data_type": "TYPE_INT64", "dims": [1, PARAMS["seq"]]}])
+        self.assertEqual(config["output"][0]["data_type"], "TYPE_FP32")
+        self.assertNotIn("dynamic_batching", config)
+        self.assertIn("model_configuration", json.loads(call(self.base, "/v2")[2])["extensions"])
+        self.assertEqual(call(self.base, "/v2/models/gpt/config")[0], 404)
         status, _, body = call(self.base, "/v2/models/gpt/stats")
         self.assertEqual(status, 404)
         self.assertIn("unknown model 'gpt'", json.loads(body)["error"])
@@ -318,6 +329,13 @@ class BatchingTest(unittest.TestCase):
     def metric(self, name):
         _, _, text = call(self.base, "/metrics")
         return int(re.search(name + r'\{model="mlp"\} (\d+)', text.decode()).group(1))
+
+    def test_the_configuration_says_the_batch(self):
+        config = json.loads(call(self.base, "/v2/models/mlp/config")[2])
+        self.assertEqual(config["max_batch_size"], 8)
+        self.assertEqual(config["dynamic_batching"], {"max_queue_delay_microseconds": 20000})
+        self.assertEqual(config["input"], [{"name": "x", "data_type": "TYPE_FP32", "dims": [16]}])
+        self.assertEqual(config["output"], [{"name": "y", "data_type": "TYPE_FP32", "dims": [8]}])
 
     def test_concurrent_requests_run_in_batches_each_answer_its_rows(self):
         self.assertTrue(any("batching: up to 8 rows" in line for line in self.lines), self.lines)
