@@ -258,6 +258,15 @@ class QuantizeFromPython(unittest.TestCase):
         with self.assertRaisesRegex(hetsched.Error, "already quantized"):
             hetsched.quantize(out, os.path.join(TMP, "again.onnx"))
 
+    @staticmethod
+    def calibrated(path, calibration, x, want, method, name, **options):
+        """(x's scale, the largest output error on x) of `path` quantized with `method`."""
+        out = os.path.join(TMP, f"cnn_{name}.onnx")
+        report = hetsched.quantize(path, out, calibration=calibration, method=method, **options)
+        assert report["calibration_runs"] == len(calibration)
+        scale = float(numpy_helper.to_array(next(t for t in onnx.load(out).graph.initializer if t.name == "x.scale")))
+        return scale, float(np.max(np.abs(hetsched.Session(out, devices="cpu:0").run({"x": x})["y"] - want)))
+
     def test_percentile_calibration_is_not_stretched_by_a_rare_outlier(self):
         # Eight calibration images in [-1, 1) (12,288 input values), one with a
         # single pixel at 300: min-max calibration stretches the input's scale
@@ -276,12 +285,7 @@ class QuantizeFromPython(unittest.TestCase):
             want = model(torch.from_numpy(x)).numpy()
         scale, error = {}, {}
         for method in ("minmax", "percentile"):
-            out = os.path.join(TMP, f"cnn_{method}.onnx")
-            report = hetsched.quantize(path, out, calibration=calibration, method=method, percentile=99.9)
-            self.assertEqual(report["calibration_runs"], 8)
-            scale[method] = float(numpy_helper.to_array(
-                next(t for t in onnx.load(out).graph.initializer if t.name == "x.scale")))
-            error[method] = float(np.max(np.abs(hetsched.Session(out, devices="cpu:0").run({"x": x})["y"] - want)))
+            scale[method], error[method] = self.calibrated(path, calibration, x, want, method, method, percentile=99.9)
         self.assertAlmostEqual(scale["minmax"], 301.0 / 255, delta=0.01)
         self.assertLess(scale["percentile"], 2.1 / 255)
         self.assertLess(error["percentile"], error["minmax"] / 4)
@@ -307,20 +311,11 @@ class QuantizeFromPython(unittest.TestCase):
         x = rng.uniform(-1, 1, (2, 3, 16, 16)).astype(np.float32)
         with torch.no_grad():
             want = model(torch.from_numpy(x)).numpy()
-
-        def quantized(method, calibration, name):
-            out = os.path.join(TMP, f"cnn_{name}.onnx")
-            hetsched.quantize(path, out, calibration=calibration, method=method)
-            scale = float(numpy_helper.to_array(
-                next(t for t in onnx.load(out).graph.initializer if t.name == "x.scale")))
-            error = float(np.max(np.abs(hetsched.Session(out, devices="cpu:0").run({"x": x})["y"] - want)))
-            return scale, error
-
-        scale, _ = quantized("entropy", calibration, "entropy_uniform")
+        scale, _ = self.calibrated(path, calibration, x, want, "entropy", "entropy_uniform")
         self.assertAlmostEqual(scale, 2.0 / 255, delta=0.05 * 2.0 / 255)
         calibration[3]["x"][1, 2, 7, 7] = 300.0
-        minmax_scale, minmax_error = quantized("minmax", calibration, "minmax_tail")
-        scale, error = quantized("entropy", calibration, "entropy_tail")
+        minmax_scale, minmax_error = self.calibrated(path, calibration, x, want, "minmax", "minmax_tail")
+        scale, error = self.calibrated(path, calibration, x, want, "entropy", "entropy_tail")
         self.assertAlmostEqual(scale, (1.0 + 300.0 * 128 / 2048) / 255, delta=0.01 * scale)
         self.assertLess(scale, minmax_scale / 8)
         self.assertLess(error, minmax_error / 2)

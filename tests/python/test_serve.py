@@ -182,7 +182,8 @@ class ServeTest(unittest.TestCase):
         self.assertEqual(status, 200, body)
         config = json.loads(body)
         self.assertEqual((config["name"], config["backend"], config["max_batch_size"]), ("bert", "hetsched", 0))
-        self.assertEqual(config["input"], [{"name": "input_ids", "data_type": "TYPE_INT64", "dims": [1, PARAMS["seq"]]}])
+        self.assertEqual(config["input"],
+                         [{"name": "input_ids", "data_type": "TYPE_INT64", "dims": [1, PARAMS["seq"]]}])
         self.assertEqual(config["output"][0]["data_type"], "TYPE_FP32")
         self.assertNotIn("dynamic_batching", config)
         self.assertIn("model_configuration", json.loads(call(self.base, "/v2")[2])["extensions"])

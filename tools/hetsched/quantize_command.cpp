@@ -101,8 +101,8 @@ void add_quantize_command(CLI::App& app, int* exit_code) {
   cmd->exit_code = exit_code;
   auto* sub = app.add_subcommand(
       "quantize",
-      "quantize a float32 model to int8 and write it as ONNX: its Convs, MatMuls and Gemms (static, QDQ format), or with "
-      "--dynamic its MatMuls (ONNX Runtime's dynamic format, for transformers)");
+      "quantize a float32 model to int8 and write it as ONNX: its Convs, MatMuls and Gemms (static, QDQ format), or "
+      "with --dynamic its MatMuls (ONNX Runtime's dynamic format, for transformers)");
   sub->add_option("model", cmd->model, "the float32 .onnx model")->required();
   sub->add_option("-o,--output", cmd->out, "the quantized .onnx file to write")->required();
   sub->add_option("--calibration", cmd->calibration,
