@@ -804,6 +804,66 @@ TEST(CpuPoolNorm, Slice) {
   check(runtime, "slice_runtime_starts", 1);
 }
 
+// Split as strided copies in the data's layout: every part equal to the
+// reference kernel's, no fallback, no reorder around it after a Conv.
+TEST(CpuPoolNorm, Split) {
+  struct Case {
+    std::string name;
+    bool blocked;  // the data from a Conv (channels-last)
+    int64_t axis;
+    std::vector<int64_t> sizes;  // the split input; empty: an even split
+  };
+  const std::vector<Case> cases = {
+      {"channels_even", true, 1, {}},        // a channel split of a Conv's output (channels-last)
+      {"channels_sizes", true, 1, {4, 12}},  // uneven parts
+      {"rows", false, 2, {1, 2, 3}},         // plain data, a spatial axis, three parts
+      {"last_axis", false, -1, {5, 2}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    Model m(13);
+    m.input("x", {2, 16, 6, 7});
+    std::string in = "x";
+    if (c.blocked) {
+      m.conv("x", 16, "c");
+      in = "c";
+    }
+    std::vector<std::string> inputs = {in};
+    if (!c.sizes.empty()) {
+      m.init_ints("sizes", c.sizes);
+      inputs.push_back("sizes");
+    }
+    size_t parts = c.sizes.empty() ? 2 : c.sizes.size();
+    std::vector<std::string> outs;
+    for (size_t i = 0; i < parts; ++i) outs.push_back("s" + std::to_string(i));
+    Model::integer(m.node("Split", inputs, outs), "axis", c.axis);
+    for (size_t i = 0; i < parts; ++i) {
+      std::string y = "y" + std::to_string(i);
+      if (c.blocked) m.conv(outs[i], c.sizes.empty() ? 8 : c.sizes[i], y);  // the Convs' layout on both sides
+      else m.node("Relu", {outs[i]}, {y});
+      m.output(y, 4);
+    }
+    ExecutionSummary s = check(m, "split_" + c.name);
+    if (c.blocked) {
+      EXPECT_LE(s.n_reorders, 1 + static_cast<int>(parts));  // x in, the parts' results out: none around the Split
+    }
+  }
+  // Sizes given at run time: the reference kernel (not run here: random
+  // sizes would not add up).
+  Model runtime(13);
+  runtime.input("x", {3, 8});
+  runtime.input("sizes", {2}, onnx::TensorProto_DataType_INT64);
+  runtime.node("Split", {"x", "sizes"}, {"a", "b"});
+  runtime.output("a", 2);
+  runtime.output("b", 2);
+  auto dir = temp_dir("cpu_pool_norm_split_runtime");
+  write_model(runtime.proto(), dir / "model.onnx");
+  ExecutionSummary s = Session::load((dir / "model.onnx").string(), {}, SessionOptions{"cpu:0", false}).summary();
+  ASSERT_EQ(s.fallbacks.size(), 1u);
+  EXPECT_NE(s.fallbacks[0].find("Split"), std::string::npos) << s.fallbacks[0];
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CpuPoolNorm, Concat) {
   {  // GoogLeNet-like: blocked branches (Conv, Conv, MaxPool of the input) joined on channels.
     Model m;

@@ -31,6 +31,15 @@ dnnl::memory::desc plain_desc(DType dtype, const Shape& shape);
 // blocks (plain, or a permutation of it such as channels-last), so that host
 // code can walk it; nullopt for blocked or padded layouts.
 std::optional<dnnl::memory::dims> dense_strides(const dnnl::memory::desc& desc);
+// For dense data of `in_strides`: its dims in memory order, outermost first
+// (`order`), and the dense strides of a tensor of `shape` (same rank) laid
+// out in that order: what host code copying parts of the data writes, so
+// that no reorder is needed on either side.
+struct DenseOrder {
+  std::vector<size_t> order;
+  dnnl::memory::dims strides;
+};
+DenseOrder dense_order(const std::vector<int64_t>& in_strides, const Shape& shape);
 
 class Lowering {
  public:

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -75,6 +76,21 @@ std::optional<dnnl::memory::dims> dense_strides(const dnnl::memory::desc& desc) 
   for (dnnl::memory::dim n : dims) bytes *= static_cast<size_t>(n);
   if (desc.get_size() != bytes) return std::nullopt;  // padded
   return dnnl::memory::dims(d.format_desc.blocking.strides, d.format_desc.blocking.strides + d.ndims);
+}
+
+DenseOrder dense_order(const std::vector<int64_t>& in_strides, const Shape& shape) {
+  const size_t rank = in_strides.size();
+  DenseOrder d;
+  d.order.resize(rank);
+  std::iota(d.order.begin(), d.order.end(), 0);
+  std::stable_sort(d.order.begin(), d.order.end(), [&](size_t a, size_t b) { return in_strides[a] > in_strides[b]; });
+  d.strides.resize(rank);
+  int64_t stride = 1;
+  for (size_t k = rank; k-- > 0;) {
+    d.strides[d.order[k]] = stride;
+    stride *= shape[d.order[k]];
+  }
+  return d;
 }
 
 dnnl::memory::desc plain_desc(DType dtype, const Shape& shape) {

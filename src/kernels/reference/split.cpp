@@ -6,9 +6,45 @@
 
 #include <fmt/format.h>
 
-#include "kernels/reference/common.h"
+#include "kernels/reference/split.h"
 
 namespace hetsched::kernels {
+
+std::vector<int64_t> split_sizes(const Node& node, const Shape& shape, const Tensor* split, int64_t* axis) {
+  if (shape.empty()) throw_runtime(node, "cannot split a scalar");
+  *axis = normalize_axis(node, node.attr_int("axis", 0), static_cast<int64_t>(shape.size()));
+  const int64_t dim = shape[static_cast<size_t>(*axis)];
+  const int64_t n_out = static_cast<int64_t>(node.outputs.size());
+  std::vector<int64_t> sizes;
+  if (node.has_attr("split")) {
+    sizes = node.attr_ints("split");
+  } else if (split != nullptr && split->numel() > 0) {  // empty = not given
+    sizes = split->to_int64_vector();
+  } else if (node.has_attr("num_outputs")) {
+    int64_t n = node.attr_int("num_outputs", n_out);
+    if (n <= 0) throw_runtime(node, fmt::format("num_outputs {} must be positive", n));
+    int64_t chunk = (dim + n - 1) / n;
+    sizes.assign(static_cast<size_t>(n), chunk);
+    sizes.back() = dim - chunk * (n - 1);
+    if (sizes.back() < 0)
+      throw_runtime(node, fmt::format("dim {} cannot be split into {} parts of {}", dim, n, chunk));
+  } else {
+    if (dim % n_out != 0)
+      throw_runtime(node, fmt::format("dim {} of axis {} cannot be split evenly into {} parts", dim, *axis, n_out));
+    sizes.assign(static_cast<size_t>(n_out), dim / n_out);
+  }
+  if (static_cast<int64_t>(sizes.size()) != n_out)
+    throw_runtime(node, fmt::format("{} split sizes for {} outputs", sizes.size(), n_out));
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0) throw_runtime(node, fmt::format("split size {} is negative", s));
+    total += s;
+  }
+  if (total != dim)
+    throw_runtime(node, fmt::format("split sizes add up to {}, but axis {} has {}", total, *axis, dim));
+  return sizes;
+}
+
 namespace {
 
 void check_split(const Node& node, const Graph& graph) {
@@ -26,38 +62,10 @@ void check_split(const Node& node, const Graph& graph) {
 
 std::vector<Tensor> compute_split(const Node& node, const std::vector<const Tensor*>& inputs) {
   const Tensor& x = required_input(node, inputs, 0);
-  if (x.rank() == 0) throw_runtime(node, "cannot split a scalar");
-  int64_t axis = normalize_axis(node, node.attr_int("axis", 0), x.rank());
-  int64_t dim = x.dim(axis);
-  int64_t n_out = static_cast<int64_t>(node.outputs.size());
-
-  std::vector<int64_t> sizes;
-  if (node.has_attr("split")) {
-    sizes = node.attr_ints("split");
-  } else if (inputs.size() > 1 && inputs[1] != nullptr && inputs[1]->numel() > 0) {  // empty = not given
-    sizes = inputs[1]->to_int64_vector();
-  } else if (node.has_attr("num_outputs")) {
-    int64_t n = node.attr_int("num_outputs", n_out);
-    if (n <= 0) throw_runtime(node, fmt::format("num_outputs {} must be positive", n));
-    int64_t chunk = (dim + n - 1) / n;
-    sizes.assign(static_cast<size_t>(n), chunk);
-    sizes.back() = dim - chunk * (n - 1);
-    if (sizes.back() < 0)
-      throw_runtime(node, fmt::format("dim {} cannot be split into {} parts of {}", dim, n, chunk));
-  } else {
-    if (dim % n_out != 0)
-      throw_runtime(node, fmt::format("dim {} of axis {} cannot be split evenly into {} parts", dim, axis, n_out));
-    sizes.assign(static_cast<size_t>(n_out), dim / n_out);
-  }
-  if (static_cast<int64_t>(sizes.size()) != n_out)
-    throw_runtime(node, fmt::format("{} split sizes for {} outputs", sizes.size(), n_out));
-  int64_t total = 0;
-  for (int64_t s : sizes) {
-    if (s < 0) throw_runtime(node, fmt::format("split size {} is negative", s));
-    total += s;
-  }
-  if (total != dim)
-    throw_runtime(node, fmt::format("split sizes add up to {}, but axis {} has {}", total, axis, dim));
+  int64_t axis = 0;
+  const std::vector<int64_t> sizes =
+      split_sizes(node, x.shape(), inputs.size() > 1 ? inputs[1] : nullptr, &axis);
+  const int64_t dim = x.dim(axis);
 
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);

@@ -5,9 +5,6 @@
 // kernel does (kernels/reference/slice.h). ShuffleNet's channel splits (26
 // Slices) ran on the reference kernel, with a reorder to the plain layout
 // before and after each.
-#include <algorithm>
-#include <numeric>
-
 #include "backends/cpu/lowering.h"
 #include "kernels/reference/slice.h"
 
@@ -41,15 +38,7 @@ bool lower_slice(Lowering& l) {
   std::vector<int64_t> in_strides = dense ? *dense : kernels::strides_of(x.shape);
   std::optional<dnnl::memory::desc> in_layout;
   if (dense) in_layout = l.input_desc(0);
-  std::vector<size_t> order(rank);  // dims, outermost first in memory
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return in_strides[a] > in_strides[b]; });
-  dnnl::memory::dims out_strides(rank);
-  int64_t stride = 1;
-  for (size_t k = rank; k-- > 0;) {
-    out_strides[order[k]] = stride;
-    stride *= y.shape[order[k]];
-  }
+  const auto [order, out_strides] = dense_order(in_strides, y.shape);
   // Copied in the output's memory order: the dims permuted so, with the
   // steps folded into the data's strides.
   int64_t base = 0;
