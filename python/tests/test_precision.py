@@ -259,6 +259,21 @@ class QuantizeFromPython(unittest.TestCase):
             hetsched.quantize(out, os.path.join(TMP, "again.onnx"))
 
     @staticmethod
+    def cnn_with_calibration(name, seed):
+        """A small CNN exported to TMP/name.onnx, 8 calibration images in [-1, 1), an image x
+        and PyTorch's output for it."""
+        torch.manual_seed(0)
+        path = os.path.join(TMP, name + ".onnx")
+        model = Cnn().eval()
+        export(model, torch.rand(2, 3, 16, 16), path)
+        rng = np.random.default_rng(seed)
+        calibration = [{"x": rng.uniform(-1, 1, (2, 3, 16, 16)).astype(np.float32)} for _ in range(8)]
+        x = rng.uniform(-1, 1, (2, 3, 16, 16)).astype(np.float32)
+        with torch.no_grad():
+            want = model(torch.from_numpy(x)).numpy()
+        return path, calibration, x, want
+
+    @staticmethod
     def calibrated(path, calibration, x, want, method, name, **options):
         """(x's scale, the largest output error on x) of `path` quantized with `method`."""
         out = os.path.join(TMP, f"cnn_{name}.onnx")
@@ -273,16 +288,8 @@ class QuantizeFromPython(unittest.TestCase):
         # over it; percentile 99.9 leaves out up to 6 values at either end,
         # keeps the range the others take, and so quantizes ordinary images
         # more finely.
-        torch.manual_seed(0)
-        path = os.path.join(TMP, "cnn_pct.onnx")
-        model = Cnn().eval()
-        export(model, torch.rand(2, 3, 16, 16), path)
-        rng = np.random.default_rng(4)
-        calibration = [{"x": rng.uniform(-1, 1, (2, 3, 16, 16)).astype(np.float32)} for _ in range(8)]
+        path, calibration, x, want = self.cnn_with_calibration("cnn_pct", 4)
         calibration[3]["x"][1, 2, 7, 7] = 300.0
-        x = rng.uniform(-1, 1, (2, 3, 16, 16)).astype(np.float32)
-        with torch.no_grad():
-            want = model(torch.from_numpy(x)).numpy()
         scale, error = {}, {}
         for method in ("minmax", "percentile"):
             scale[method], error[method] = self.calibrated(path, calibration, x, want, method, method, percentile=99.9)
@@ -302,15 +309,7 @@ class QuantizeFromPython(unittest.TestCase):
         # threshold it tries, 128 of its 2,048 bins of magnitudes (18.75),
         # the range [-1, 18.75]: 15x finer steps than min-max's [-1, 300]
         # for every ordinary image.
-        torch.manual_seed(0)
-        path = os.path.join(TMP, "cnn_entropy.onnx")
-        model = Cnn().eval()
-        export(model, torch.rand(2, 3, 16, 16), path)
-        rng = np.random.default_rng(5)
-        calibration = [{"x": rng.uniform(-1, 1, (2, 3, 16, 16)).astype(np.float32)} for _ in range(8)]
-        x = rng.uniform(-1, 1, (2, 3, 16, 16)).astype(np.float32)
-        with torch.no_grad():
-            want = model(torch.from_numpy(x)).numpy()
+        path, calibration, x, want = self.cnn_with_calibration("cnn_entropy", 5)
         scale, _ = self.calibrated(path, calibration, x, want, "entropy", "entropy_uniform")
         self.assertAlmostEqual(scale, 2.0 / 255, delta=0.05 * 2.0 / 255)
         calibration[3]["x"][1, 2, 7, 7] = 300.0
