@@ -61,6 +61,17 @@ const Node* producer_of(const Graph& g, ValueId v, const char* op_type) {
   return n.op_type == op_type ? &n : nullptr;
 }
 
+// A new value of `like`'s shape in `dtype`, named like's name + `suffix`
+// (made unique), produced and read by nothing yet.
+ValueId add_value_like(Graph& g, ValueId like, const std::string& suffix, DType dtype) {
+  Value v = g.values[like];
+  v.name = g.unused_name(v.name + suffix);
+  v.dtype = dtype;
+  v.producer = kNoNode;
+  v.consumers.clear();
+  return g.add_value(std::move(v));
+}
+
 const Tensor* constant_input(const Graph& g, const Node& n, size_t i) {
   ValueId v = n.input(i);
   return v != kNoValue && g.values[v].is_constant() ? &*g.values[v].initializer : nullptr;
@@ -164,12 +175,7 @@ Outcome try_swap_max_pool(Graph& g, NodeId pool_id) {
     return left("its Indices output or storage_order is given");
   ValueId q = dq->inputs[0], out = pool.outputs[0];
   if (!is_8bit(g.values[q].dtype)) return left("the input is not 8-bit");
-  Value pooled = g.values[out];
-  pooled.name = g.unused_name(g.values[out].name + ".quantized");
-  pooled.dtype = g.values[q].dtype;
-  pooled.producer = kNoNode;
-  pooled.consumers.clear();
-  ValueId pooled_id = g.add_value(std::move(pooled));
+  ValueId pooled_id = add_value_like(g, out, ".quantized", g.values[q].dtype);
   Node dequantize = *dq;
   dequantize.name = g.unused_name(g.nodes[pool_id].name + ".dequantize");
   dequantize.inputs[0] = pooled_id;
@@ -416,16 +422,9 @@ Outcome try_fuse_matmul(Graph& g, NodeId mm_id) {
       for (int64_t k = 0; k < K; ++k) wt.data<int8_t>()[k * N + n] = w->data<int8_t>()[n * K + k];
     b = g.add_constant(name + ".b_transposed", std::move(wt));
   }
-  auto add_like_output = [&](const std::string& suffix, DType dtype) {
-    Value v = g.values[mm.outputs[0]];
-    v.name = g.unused_name(v.name + suffix);
-    v.dtype = dtype;
-    v.producer = kNoNode;
-    v.consumers.clear();
-    return g.add_value(std::move(v));
-  };
-  ValueId product = add_like_output(".int32", DType::kInt32);
-  ValueId as_float = add_like_output(".float", DType::kFloat32);
+  const ValueId out_id = mm.outputs[0];
+  ValueId product = add_value_like(g, out_id, ".int32", DType::kInt32);
+  ValueId as_float = add_value_like(g, out_id, ".float", DType::kFloat32);
   Node integer;
   integer.name = g.unused_name(name + ".integer");
   integer.op_type = "MatMulInteger";
@@ -447,7 +446,7 @@ Outcome try_fuse_matmul(Graph& g, NodeId mm_id) {
   mul.opset = integer.opset;
   mul.inputs = {as_float, scale};
   if (bias) {
-    ValueId scaled = add_like_output(".scaled", DType::kFloat32);
+    ValueId scaled = add_value_like(g, out_id, ".scaled", DType::kFloat32);
     ValueId c = g.add_constant(name + ".bias", std::move(*bias));
     mul.outputs = {scaled};
     Node& add = g.nodes[mm_id];
