@@ -214,6 +214,30 @@ class PlatformFileReader {
     return object[key];
   }
 
+  // The optional `key` of `object`: a non-empty array of distinct strings,
+  // each of which `unknown` accepts ("") or refuses (why); empty when the
+  // key is left out (meaning `left_out`, which the error for an empty array
+  // says).
+  template <typename Unknown>
+  std::vector<std::string> distinct_names(const nlohmann::json& object, const std::string& where,
+                                          const std::string& key, const std::string& what,
+                                          const std::string& left_out, Unknown unknown) const {
+    std::vector<std::string> names;
+    if (!object.contains(key)) return names;
+    const auto& items = array_field(object, where, key);
+    if (items.empty())
+      fail(field_path(where, key), fmt::format("expected at least one {} (leave {} out for {})", what, key, left_out));
+    for (size_t i = 0; i < items.size(); ++i) {
+      std::string field = fmt::format("{}.{}[{}]", where, key, i);
+      std::string name = string_value(items[i], field);
+      if (std::string why = unknown(name); !why.empty()) fail(field, why);
+      if (std::find(names.begin(), names.end(), name) != names.end())
+        fail(field, fmt::format("'{}' is listed twice", name));
+      names.push_back(name);
+    }
+    return names;
+  }
+
   const nlohmann::json& array_field(const nlohmann::json& object, const std::string& where,
                                     const std::string& key) const {
     const auto& value = required(object, where, key);
@@ -303,35 +327,17 @@ class PlatformFileReader {
     device.peak_gflops = positive_number(value, where, "peak_gflops");
     device.bandwidth_gbps = positive_number(value, where, "bandwidth_gbps");
     device.launch_overhead_us = non_negative_number(value, where, "launch_overhead_us");
-    if (value.contains("ops")) {
-      const auto& ops = array_field(value, where, "ops");
-      if (ops.empty()) fail(field_path(where, "ops"), "expected at least one op type (leave ops out for every op)");
-      for (size_t i = 0; i < ops.size(); ++i) {
-        std::string field = fmt::format("{}.ops[{}]", where, i);
-        std::string op = string_value(ops[i], field);
-        if (!kernels::find_reference_kernel(op))
-          fail(field, fmt::format("unknown op type '{}' (expected an ONNX op type hetsched runs, see `hetsched ops`)",
-                                  op));
-        if (std::find(device.ops.begin(), device.ops.end(), op) != device.ops.end())
-          fail(field, fmt::format("'{}' is listed twice", op));
-        device.ops.push_back(op);
-      }
-    }
-    if (value.contains("precisions")) {
-      const auto& precisions = array_field(value, where, "precisions");
-      if (precisions.empty())
-        fail(field_path(where, "precisions"),
-             "expected at least one number format (leave precisions out for every one)");
-      for (size_t i = 0; i < precisions.size(); ++i) {
-        std::string field = fmt::format("{}.precisions[{}]", where, i);
-        std::string precision = string_value(precisions[i], field);
-        if (std::find(kPrecisions.begin(), kPrecisions.end(), precision) == kPrecisions.end())
-          fail(field, fmt::format("unknown precision '{}' (expected one of {})", precision, join(kPrecisions, ", ")));
-        if (std::find(device.precisions.begin(), device.precisions.end(), precision) != device.precisions.end())
-          fail(field, fmt::format("'{}' is listed twice", precision));
-        device.precisions.push_back(precision);
-      }
-    }
+    device.ops = distinct_names(value, where, "ops", "op type", "every op", [](const std::string& op) {
+      return kernels::find_reference_kernel(op)
+                 ? ""
+                 : fmt::format("unknown op type '{}' (expected an ONNX op type hetsched runs, see `hetsched ops`)", op);
+    });
+    device.precisions =
+        distinct_names(value, where, "precisions", "number format", "every one", [](const std::string& precision) {
+          return std::find(kPrecisions.begin(), kPrecisions.end(), precision) != kPrecisions.end()
+                     ? ""
+                     : fmt::format("unknown precision '{}' (expected one of {})", precision, join(kPrecisions, ", "));
+        });
     if (value.contains("int8_peak_gops")) {
       if (!device.precisions.empty() &&
           std::find(device.precisions.begin(), device.precisions.end(), "int8") == device.precisions.end())
