@@ -86,6 +86,14 @@ class Model {
     auto& n = node("Conv", {x, y + "_w", y + "_b"}, {y});
     ints(n, "pads", {k / 2, k / 2, k / 2, k / 2});
   }
+  // The input "x" of `dims`, through a Conv first when `blocked` (so that
+  // the op under test reads the Conv's layout): the value to read.
+  std::string input_maybe_after_conv(const std::vector<int64_t>& dims, bool blocked) {
+    input("x", dims);
+    if (!blocked) return "x";
+    conv("x", dims[1], "c");
+    return "c";
+  }
   const onnx::ModelProto& proto() const { return m_; }
 
   static void ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
@@ -182,12 +190,7 @@ struct PoolCase {
 
 void run_pool(const PoolCase& c) {
   Model m(c.op == "MaxPool" ? 12 : 17);
-  m.input("x", c.x);
-  std::string in = "x";
-  if (c.blocked) {
-    m.conv("x", c.x[1], "c");
-    in = "c";
-  }
+  std::string in = m.input_maybe_after_conv(c.x, c.blocked);
   auto& n = m.node(c.op, {in}, {"y"});
   Model::ints(n, "kernel_shape", c.kernel);
   if (!c.strides.empty()) Model::ints(n, "strides", c.strides);
@@ -646,12 +649,7 @@ TEST(CpuPoolNorm, Softmax) {
     for (const auto& c : cases) {
       SCOPED_TRACE(op + " " + c.name);
       Model m(c.opset);
-      m.input("x", c.x);
-      std::string in = "x";
-      if (c.blocked) {
-        m.conv("x", c.x[1], "c");
-        in = "c";
-      }
+      std::string in = m.input_maybe_after_conv(c.x, c.blocked);
       auto& n = m.node(op, {in}, {"y"});
       if (c.axis != INT64_MIN) Model::integer(n, "axis", c.axis);
       m.output("y", c.x.size());
@@ -684,12 +682,7 @@ TEST(CpuPoolNorm, Lrn) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     Model m;
-    m.input("x", c.x);
-    std::string in = "x";
-    if (c.blocked) {
-      m.conv("x", c.x[1], "c");
-      in = "c";
-    }
+    std::string in = m.input_maybe_after_conv(c.x, c.blocked);
     auto& n = m.node("LRN", {in}, {"y"});
     Model::integer(n, "size", c.size);
     Model::real(n, "alpha", c.alpha);
@@ -771,12 +764,7 @@ TEST(CpuPoolNorm, Slice) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     Model m(13);
-    m.input("x", {2, 16, 6, 7});
-    std::string in = "x";
-    if (c.blocked) {
-      m.conv("x", 16, "c");
-      in = "c";
-    }
+    std::string in = m.input_maybe_after_conv({2, 16, 6, 7}, c.blocked);
     m.init_ints("starts", c.starts);
     m.init_ints("ends", c.ends);
     m.init_ints("axes", c.axes);
@@ -822,12 +810,7 @@ TEST(CpuPoolNorm, Split) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     Model m(13);
-    m.input("x", {2, 16, 6, 7});
-    std::string in = "x";
-    if (c.blocked) {
-      m.conv("x", 16, "c");
-      in = "c";
-    }
+    std::string in = m.input_maybe_after_conv({2, 16, 6, 7}, c.blocked);
     std::vector<std::string> inputs = {in};
     if (!c.sizes.empty()) {
       m.init_ints("sizes", c.sizes);
